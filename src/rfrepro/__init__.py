@@ -1,0 +1,3 @@
+"""rfrepro: reproducible experiments for random-feature kernel methods."""
+
+__version__ = "0.1.0"

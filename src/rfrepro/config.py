@@ -1,0 +1,71 @@
+"""Locating and composing the Hydra configuration, with clear errors for bad names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+#: Config groups whose option names are checked before composing.
+GROUPS = ("dataset", "method", "model", "experiment")
+
+
+def project_root() -> Path:
+    """The repository root: RFREPRO_ROOT, else the checkout this package lives in, else cwd."""
+    env = os.environ.get("RFREPRO_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve().parents[2]
+    if (here / "conf" / "config.yaml").is_file():
+        return here
+    return Path.cwd()
+
+
+def conf_dir() -> Path:
+    path = project_root() / "conf"
+    if not (path / "config.yaml").is_file():
+        raise FileNotFoundError(
+            f"no conf/config.yaml under {project_root()}; run from the rfrepro checkout "
+            "or set RFREPRO_ROOT"
+        )
+    return path
+
+
+def options(group: str) -> list[str]:
+    """Option names of a config group (experiments as ``paper/item``)."""
+    base = conf_dir() / group
+    if not base.is_dir():
+        return []
+    return sorted(
+        str(p.relative_to(base).with_suffix("")).replace(os.sep, "/")
+        for p in base.rglob("*.yaml")
+    )
+
+
+def check_overrides(overrides: list[str]) -> None:
+    """Raise ValueError for an unknown option of a checked group, listing the valid ones."""
+    for item in overrides:
+        key, sep, value = item.lstrip("+~").partition("=")
+        if not sep or key not in GROUPS:
+            continue
+        valid = options(key)
+        for choice in value.split(","):
+            if choice and choice != "null" and choice not in valid:
+                raise ValueError(
+                    f"unknown {key} {choice!r}; valid {key} names: {', '.join(valid)}"
+                )
+
+
+def compose(overrides: list[str] | None = None) -> DictConfig:
+    """Compose the run config from ``conf/`` with Hydra overrides (no Hydra app needed)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    overrides = list(overrides or [])
+    check_overrides(overrides)
+    if GlobalHydra.instance().is_initialized():
+        GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+        return hydra_compose(config_name="config", overrides=overrides)

@@ -1,0 +1,75 @@
+"""Shared machinery of every feature map: validation, dtype handling, row chunking."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rfrepro.kernels import resolve_bandwidth
+
+#: Rows of output produced per chunk are chosen so one chunk holds about this
+#: many values (32 MiB in float64): big enough for an efficient GEMM, small
+#: enough that the elementwise pass after it runs on cached data.
+CHUNK_VALUES = 1 << 22
+
+
+def check_positive_int(value: object, name: str) -> int:
+    """Return ``value`` as an int, or raise ValueError naming the parameter."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def row_chunks(n_rows: int, n_cols_out: int, chunk_values: int = CHUNK_VALUES):
+    """Yield slices of at most ``chunk_values / n_cols_out`` rows covering ``n_rows``."""
+    step = max(64, chunk_values // max(1, n_cols_out))
+    for start in range(0, n_rows, step):
+        yield slice(start, min(start + step, n_rows))
+
+
+class FeatureMap(TransformerMixin, BaseEstimator):
+    """Base class of the random feature maps.
+
+    Subclasses implement ``_fit(X, rng)`` (draw the random parameters, set
+    ``n_features_out_``) and ``_transform_chunk(X_chunk, out)`` (write the
+    features of a block of rows into ``out``). This class validates input,
+    keeps float32 as float32, and transforms in row chunks so the memory used
+    beyond the output stays bounded.
+    """
+
+    #: the sparse formats a subclass accepts (none by default)
+    _accept_sparse: bool | str | list[str] = False
+
+    def fit(self, X, y=None):
+        X = validate_data(
+            self, X, dtype=[np.float64, np.float32], accept_sparse=self._accept_sparse, reset=True
+        )
+        self._fit(X)
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, dtype=[np.float64, np.float32], accept_sparse=self._accept_sparse, reset=False
+        )
+        out = np.empty((X.shape[0], self.n_features_out_), dtype=X.dtype)
+        for rows in row_chunks(X.shape[0], self.n_features_out_):
+            self._transform_chunk(X[rows], out[rows])
+        return out
+
+    def _fit(self, X):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _transform_chunk(self, X, out):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _resolve_sigma(self, X, kernel: str = "gaussian") -> float:
+        return resolve_bandwidth(X, self.sigma, kernel=kernel, random_state=self.random_state)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

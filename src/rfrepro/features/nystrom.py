@@ -1,0 +1,101 @@
+"""Nystrom feature map and the exact (empirical) kernel map."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import eigh
+from sklearn.utils import check_random_state
+
+from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.kernels import kernel_matrix
+
+
+class Nystroem(FeatureMap):
+    """Nystrom features z(x) = K_mm^{-1/2} k_m(x) on m landmarks drawn uniformly.
+
+    Z Z^T = C W^+ C^T with C = K[:, L], W = K[L, L]; with every training point
+    as a landmark it reproduces K exactly.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of landmarks (= output features); at most the number of rows.
+    kernel : {"gaussian", "laplacian"}
+    sigma : float or {"median", "mean"}
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features_in_)
+        The landmarks.
+    normalization_ : ndarray of shape (n_components, n_components)
+        K_mm^{-1/2} (pseudo-inverse square root; eigenvalues below
+        ``1e-10 * max`` are dropped).
+
+    References
+    ----------
+    C. Williams and M. Seeger. Using the Nystrom method to speed up kernel machines. NIPS 2001.
+    """
+
+    def __init__(self, n_components: int = 100, *, kernel="gaussian", sigma=1.0, random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.random_state = random_state
+
+    def _fit(self, X):
+        m = check_positive_int(self.n_components, "n_components")
+        if m > X.shape[0]:
+            raise ValueError(
+                f"n_components={m} landmarks but only {X.shape[0]} rows to draw them from"
+            )
+        rng = check_random_state(self.random_state)
+        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        idx = np.sort(rng.choice(X.shape[0], m, replace=False))
+        self.components_ = np.array(X[idx])
+        W = kernel_matrix(self.kernel, self.components_.astype(np.float64), sigma=self.sigma_)
+        evals, evecs = eigh(W)
+        keep = evals > 1e-10 * max(evals.max(), np.finfo(float).tiny)
+        inv_sqrt = np.zeros_like(evals)
+        inv_sqrt[keep] = 1.0 / np.sqrt(evals[keep])
+        self.normalization_ = ((evecs * inv_sqrt) @ evecs.T).astype(X.dtype)
+        self.n_features_out_ = m
+        return self
+
+    def _transform_chunk(self, X, out):
+        C = kernel_matrix(self.kernel, X, self.components_.astype(X.dtype), sigma=self.sigma_)
+        np.matmul(C, self.normalization_.astype(X.dtype, copy=False), out=out)
+
+
+class ExactKernel(FeatureMap):
+    """The exact kernel as an (empirical) map: transform(X) = K(X, X_fit).
+
+    Used by the kernel models (kernel SVM, dual KRR) through a precomputed
+    kernel, and as the reference for kernel-approximation errors. Its output
+    is a kernel block, not a feature vector (``output_kind = "kernel"``).
+    """
+
+    output_kind = "kernel"
+
+    def __init__(self, *, kernel="gaussian", sigma=1.0, degree: int = 2, offset: float = 1.0):
+        self.kernel = kernel
+        self.sigma = sigma
+        self.degree = degree
+        self.offset = offset
+
+    random_state = None
+
+    def _params(self) -> dict:
+        if self.kernel == "polynomial":
+            return {"degree": self.degree, "offset": self.offset}
+        return {"sigma": self.sigma_}
+
+    def _fit(self, X):
+        if self.kernel != "polynomial":
+            self.sigma_ = self._resolve_sigma(X, self.kernel)
+        self.X_fit_ = np.array(X)
+        self.n_features_out_ = X.shape[0]
+        return self
+
+    def _transform_chunk(self, X, out):
+        out[...] = kernel_matrix(self.kernel, X, self.X_fit_.astype(X.dtype), **self._params())

@@ -1,0 +1,92 @@
+"""Random Kitchen Sinks: random Fourier features for shift-invariant kernels."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features.sampling import sample_frequencies, sample_offsets
+
+VARIANTS = ("cos", "cossin")
+
+
+class RandomFourierFeatures(FeatureMap):
+    """Random Fourier features (Random Kitchen Sinks) in both of their forms.
+
+    ``variant="cos"``: z(x) = sqrt(2 / D) cos(W^T x + b), b ~ U[0, 2 pi), D = n_components.
+    ``variant="cossin"``: z(x) = sqrt(1 / D) [cos(W^T x), sin(W^T x)], 2 D outputs.
+
+    ``n_components`` always counts random frequencies (columns of W), so the
+    output has ``n_components`` columns for ``"cos"`` and ``2 * n_components``
+    for ``"cossin"`` (``n_features_out_`` says which). In both forms
+    E[z(x)^T z(y)] = k(x, y).
+
+    Parameters
+    ----------
+    n_components : int
+        Number of random frequencies.
+    kernel : {"gaussian", "laplacian"}
+        Shift-invariant kernel whose spectral density the frequencies follow.
+    sigma : float or {"median", "mean"}
+        Bandwidth, or a rule to compute it from the training rows.
+    variant : {"cos", "cossin"}
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    random_weights_ : ndarray of shape (n_features_in_, n_components)
+    random_offset_ : ndarray of shape (n_components,) (``"cos"`` only)
+    sigma_ : float
+    n_features_out_ : int
+
+    References
+    ----------
+    A. Rahimi and B. Recht. Random features for large-scale kernel machines. NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.RandomState(0).randn(5, 3)
+    >>> RandomFourierFeatures(n_components=8, sigma=1.0, random_state=0).fit_transform(X).shape
+    (5, 8)
+    """
+
+    def __init__(
+        self,
+        n_components: int = 100,
+        *,
+        kernel: str = "gaussian",
+        sigma: float | str = 1.0,
+        variant: str = "cos",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.variant = variant
+        self.random_state = random_state
+
+    def _fit(self, X):
+        n_freq = check_positive_int(self.n_components, "n_components")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
+        rng = check_random_state(self.random_state)
+        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        W = sample_frequencies(self.kernel, X.shape[1], n_freq, self.sigma_, rng)
+        self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
+        if self.variant == "cos":
+            self.random_offset_ = sample_offsets(n_freq, rng).astype(X.dtype)
+            self.n_features_out_ = n_freq
+        else:
+            self.n_features_out_ = 2 * n_freq
+        return self
+
+    def _transform_chunk(self, X, out):
+        W = self.random_weights_.astype(X.dtype, copy=False)
+        if self.variant == "cos":
+            np.matmul(X, W, out=out)
+            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_components))
+        else:
+            cos_sin_into(X @ W, out, np.sqrt(1.0 / self.n_components))

@@ -1,0 +1,121 @@
+"""Kernel ridge regression on features (primal) or on a kernel (dual), and the
+least-squares classifier built on it."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+
+def _check_lam(lam: float) -> float:
+    lam = float(lam)
+    if not (np.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
+    return lam
+
+
+def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Solve A X = B for symmetric positive (semi)definite A."""
+    try:
+        return cho_solve(cho_factor(A, lower=True, check_finite=False), B, check_finite=False)
+    except LinAlgError:  # singular (lam = 0 and rank deficient): least squares
+        return solve(A, B, assume_a="sym") if np.linalg.matrix_rank(A) == A.shape[0] else (
+            np.linalg.lstsq(A, B, rcond=None)[0]
+        )
+
+
+class RidgeRegression(RegressorMixin, BaseEstimator):
+    """Ridge regression min_w ||y - Z w||^2 + lam ||w||^2, i.e. KRR with kernel Z Z^T.
+
+    Solved in the primal, (Z^T Z + lam I) w = Z^T y, when the number of
+    features D is at most the number of rows n, else in the dual,
+    (Z Z^T + lam I) a = y, w = Z^T a. With ``precomputed=True``, X is a kernel
+    block K(rows, training rows) and the dual (K + lam I) a = y is solved:
+    exact KRR with the same ``lam`` has the same training predictions as
+    ridge on any Z with Z Z^T = K.
+
+    Parameters
+    ----------
+    lam : float
+        Regularisation on the unnormalised squared loss.
+    precomputed : bool
+        X is a precomputed kernel (as given by ``ExactKernel``).
+    """
+
+    def __init__(self, lam: float = 1e-3, *, precomputed: bool = False):
+        self.lam = lam
+        self.precomputed = precomputed
+
+    @property
+    def input_kind(self) -> str:
+        return "kernel" if self.precomputed else "features"
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True)
+        lam = _check_lam(self.lam)
+        Y = np.asarray(y, dtype=np.float64)
+        Xd = X.astype(np.float64, copy=False)
+        n, D = Xd.shape
+        if self.precomputed:
+            if n != D:
+                raise ValueError(f"precomputed kernel must be square at fit, got {X.shape}")
+            self.dual_coef_ = _spd_solve(Xd + lam * np.eye(n), Y)
+        elif D <= n:
+            self.coef_ = _spd_solve(Xd.T @ Xd + lam * np.eye(D), Xd.T @ Y)
+        else:
+            self.coef_ = Xd.T @ _spd_solve(Xd @ Xd.T + lam * np.eye(n), Y)
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        W = self.dual_coef_ if self.precomputed else self.coef_
+        return X.astype(np.float64, copy=False) @ W
+
+
+class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
+    """Least-squares classification on +-1 targets, one-vs-rest for multiclass.
+
+    Binary: one ridge regression on y in {-1, +1}, predict its sign.
+    Multiclass: one +-1 column per class, predict the argmax. All columns share
+    one factorisation of the system matrix.
+
+    Parameters
+    ----------
+    lam : float
+        Ridge regularisation (see :class:`RidgeRegression`).
+    precomputed : bool
+        X is a precomputed kernel block.
+    """
+
+    def __init__(self, lam: float = 1e-6, *, precomputed: bool = False):
+        self.lam = lam
+        self.precomputed = precomputed
+
+    @property
+    def input_kind(self) -> str:
+        return "kernel" if self.precomputed else "features"
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
+        T = self._binarizer.fit_transform(y).astype(np.float64)
+        self.classes_ = self._binarizer.classes_
+        if len(self.classes_) < 2:
+            raise ValueError("LeastSquaresClassifier needs at least 2 classes in y")
+        self.ridge_ = RidgeRegression(self.lam, precomputed=self.precomputed).fit(X, T)
+        return self
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        return self.ridge_.predict(X)
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if scores.shape[1] == 1:
+            return self.classes_[(scores[:, 0] > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
