@@ -38,8 +38,11 @@ def _threads_from_launcher(cfg: DictConfig):
 def task(cfg: DictConfig) -> float | None:
     from rfrepro.runner.run import run_and_record
 
+    from rfrepro.runner.sweep import infer_arm
+
     with open_dict(cfg):
         cfg.threads = _threads_from_launcher(cfg)
+        cfg.arm = cfg.arm or infer_arm(cfg)
         cfg.pop("sweep", None)
         cfg.pop("smoke_sweep", None)
     rec = run_and_record(cfg)

@@ -32,8 +32,11 @@ def _cos(x):
     return p
 
 
-@njit(parallel=True, cache=True)
-def _cos_bias_inplace(Z, b, scale):
+#: Below this many values, waking the thread pool costs more than it saves.
+PARALLEL_MIN_VALUES = 1 << 16
+
+
+def _cos_bias_body(Z, b, scale):
     n, D = Z.shape
     for i in prange(n):
         row = Z[i]
@@ -41,8 +44,7 @@ def _cos_bias_inplace(Z, b, scale):
             row[j] = scale * _cos(row[j] + b[j])
 
 
-@njit(parallel=True, cache=True)
-def _cos_sin_into(P, out, scale):
+def _cos_sin_body(P, out, scale):
     n, D = P.shape
     for i in prange(n):
         src = P[i]
@@ -53,11 +55,19 @@ def _cos_sin_into(P, out, scale):
             dst[D + j] = scale * _cos(x - _HALF_PI)
 
 
+_cos_bias_par = njit(parallel=True, cache=True)(_cos_bias_body)
+_cos_bias_ser = njit(cache=True)(_cos_bias_body)
+_cos_sin_par = njit(parallel=True, cache=True)(_cos_sin_body)
+_cos_sin_ser = njit(cache=True)(_cos_sin_body)
+
+
 def cos_bias_inplace(Z: np.ndarray, b: np.ndarray, scale: float) -> None:
     """Overwrite the C-contiguous 2-D array ``Z`` with ``scale * cos(Z + b)``."""
-    _cos_bias_inplace(Z, b.astype(Z.dtype, copy=False), Z.dtype.type(scale))
+    kernel = _cos_bias_par if Z.size >= PARALLEL_MIN_VALUES else _cos_bias_ser
+    kernel(Z, b.astype(Z.dtype, copy=False), Z.dtype.type(scale))
 
 
 def cos_sin_into(P: np.ndarray, out: np.ndarray, scale: float) -> None:
     """Write ``scale * [cos(P), sin(P)]`` into ``out`` (shape n x 2D)."""
-    _cos_sin_into(P, out, out.dtype.type(scale))
+    kernel = _cos_sin_par if P.size >= PARALLEL_MIN_VALUES else _cos_sin_ser
+    kernel(P, out, out.dtype.type(scale))

@@ -45,6 +45,23 @@ def _fmt(value) -> str:
     return repr(value)
 
 
+def infer_arm(cfg) -> str | None:
+    """The sweep arm a config belongs to, from its method and model names.
+
+    Lets runs started by a plain Hydra multirun carry the same arm label as
+    the runs of ``reproduce``; None when no arm of the experiment matches.
+    """
+    arms = (cfg.get("sweep") or {}).get("arms") or {}
+    chosen = {"method": cfg.method.get("name"), "model": cfg.model.get("name")}
+    for arm, spec in arms.items():
+        picks = dict(
+            o.split("=", 1) for o in (spec or {}).get("overrides") or [] if o.split("=", 1)[0] in chosen
+        )
+        if picks and all(chosen[k] == v for k, v in picks.items()):
+            return str(arm)
+    return None
+
+
 def check_experiment(name: str) -> None:
     valid = options("experiment")
     if name not in valid:

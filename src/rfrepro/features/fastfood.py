@@ -1,0 +1,174 @@
+"""Fastfood: random Fourier features with structured (Hadamard) frequency matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+from sklearn.utils import check_random_state
+
+from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features.hadamard import fwht_gather, fwht_vector, next_pow2
+from rfrepro.features.rff import VARIANTS
+from rfrepro.features.sampling import sample_offsets
+
+#: rows handled by one task of the parallel loop: the two length-d' work
+#: vectors are allocated once per task, not once per row
+_ROWS_PER_TASK = 16
+
+
+@njit(parallel=True, cache=True)
+def _fastfood_project(X, signs, perm, gauss, scale, out):
+    """out[i, k d' + j] = (S_k H G_k Pi_k H B_k pad(X[i]))_j, for the first out.shape[1] columns.
+
+    Each row goes through all blocks while its two work vectors stay in L1;
+    B is fused into the zero-padded copy, Pi and G into the second transform
+    (``fwht_gather``), S (with the 1 / (sigma sqrt(d')) factor) into the store.
+    """
+    n, d = X.shape
+    n_blocks, dp = signs.shape
+    n_out = out.shape[1]
+    n_tasks = (n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    for t in prange(n_tasks):
+        a = np.empty(dp, dtype=out.dtype)
+        b = np.empty(dp, dtype=out.dtype)
+        for i in range(t * _ROWS_PER_TASK, min(n, (t + 1) * _ROWS_PER_TASK)):
+            x = X[i]
+            o = out[i]
+            for k in range(n_blocks):
+                sk = signs[k]
+                for j in range(d):
+                    a[j] = x[j] * sk[j]
+                for j in range(d, dp):
+                    a[j] = 0
+                fwht_vector(a)
+                fwht_gather(a, perm[k], gauss[k], b)
+                base = k * dp
+                sc = scale[k]
+                for j in range(min(dp, n_out - base)):
+                    o[base + j] = b[j] * sc[j]
+
+
+class Fastfood(FeatureMap):
+    """Fastfood random Fourier features for the Gaussian kernel (Hadamard variant).
+
+    The dense Gaussian frequency matrix of random Fourier features is replaced
+    by stacked blocks ``V = 1 / (sigma sqrt(d')) S H G Pi H B`` of size
+    ``d' x d'``, ``d'`` the next power of two ``>= d`` (inputs are zero-padded):
+    ``B`` random signs, ``H`` the Walsh-Hadamard matrix (applied with the fast
+    transform, never formed), ``Pi`` a random permutation, ``G`` a Gaussian
+    diagonal and ``S`` the row-norm correction ``S_ii = s_i / ||G||_F`` with
+    ``s_i ~ chi(d')``, so that every row of ``V`` has the length distribution of
+    a ``N(0, sigma^-2 I)`` vector. Blocks are stacked until ``n_components``
+    frequencies exist; the last block is truncated. Projecting costs
+    O(d' log d') per block and row instead of O(d d').
+
+    The features are those of :class:`RandomFourierFeatures` with the
+    projections ``V x`` in place of ``W^T x``: ``variant="cos"`` gives
+    ``sqrt(2 / D) cos(V x + b)`` (D = n_components outputs), ``"cossin"``
+    gives ``sqrt(1 / D) [cos(V x), sin(V x)]`` (2 D outputs).
+
+    Parameters
+    ----------
+    n_components : int
+        Number of random frequencies D.
+    kernel : {"gaussian"}
+        Only the Gaussian kernel (the Hadamard construction draws Gaussian rows).
+    sigma : float or {"median", "mean"}
+        Bandwidth, or a rule to compute it from the training rows.
+    variant : {"cos", "cossin"}
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    n_padded_ : int
+        d', the block size.
+    signs_ : ndarray of shape (n_blocks, d')
+        Diagonals of B (+-1).
+    permutation_ : ndarray of shape (n_blocks, d') of int64
+        The permutations Pi.
+    gaussian_ : ndarray of shape (n_blocks, d')
+        Diagonals of G.
+    scaling_ : ndarray of shape (n_blocks, d')
+        Diagonals of S times ``1 / (sigma sqrt(d'))``.
+    random_offset_ : ndarray of shape (n_components,) (``"cos"`` only)
+    sigma_ : float
+    n_features_out_ : int
+
+    Notes
+    -----
+    Transform memory beyond the output is two length-d' vectors per thread.
+
+    References
+    ----------
+    Q. Le, T. Sarlos and A. Smola. Fastfood - approximating kernel expansions
+    in loglinear time. ICML 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.RandomState(0).randn(5, 3)
+    >>> Fastfood(n_components=8, sigma=1.0, random_state=0).fit_transform(X).shape
+    (5, 8)
+    """
+
+    def __init__(
+        self,
+        n_components: int = 100,
+        *,
+        kernel: str = "gaussian",
+        sigma: float | str = 1.0,
+        variant: str = "cos",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.variant = variant
+        self.random_state = random_state
+
+    def _fit(self, X):
+        n_freq = check_positive_int(self.n_components, "n_components")
+        if self.kernel != "gaussian":
+            raise ValueError(f"Fastfood supports kernel='gaussian' only, got kernel={self.kernel!r}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
+        rng = check_random_state(self.random_state)
+        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        dp = next_pow2(X.shape[1])
+        n_blocks = -(-n_freq // dp)
+        self.n_padded_ = dp
+        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, dp))
+        self.permutation_ = np.stack([rng.permutation(dp) for _ in range(n_blocks)]).astype(np.int64)
+        self.gaussian_ = rng.standard_normal((n_blocks, dp))
+        chi = np.sqrt(rng.chisquare(dp, size=(n_blocks, dp)))
+        g_norm = np.linalg.norm(self.gaussian_, axis=1, keepdims=True)
+        self.scaling_ = chi / g_norm / (self.sigma_ * np.sqrt(dp))
+        if self.variant == "cos":
+            self.random_offset_ = sample_offsets(n_freq, rng).astype(X.dtype)
+            self.n_features_out_ = n_freq
+        else:
+            self.n_features_out_ = 2 * n_freq
+        return self
+
+    def _project(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The projections ``V x`` of the rows of X: shape (n, n_components)."""
+        dtype = X.dtype
+        if out is None:
+            out = np.empty((X.shape[0], self.n_components), dtype=dtype)
+        _fastfood_project(
+            np.ascontiguousarray(X),
+            self.signs_.astype(dtype),
+            self.permutation_,
+            self.gaussian_.astype(dtype),
+            self.scaling_.astype(dtype),
+            out,
+        )
+        return out
+
+    def _transform_chunk(self, X, out):
+        if self.variant == "cos":
+            self._project(X, out)
+            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_components))
+        else:
+            cos_sin_into(self._project(X), out, np.sqrt(1.0 / self.n_components))

@@ -1,0 +1,213 @@
+"""Training-efficient feature maps (TEFM-G, TEFM-S) of Chen, Yang, King and Lyu (2015).
+
+RKS features F (n x d) are compressed to l < d features by a fast
+data-dependent subspace embedding: Y = (F^T F)^q F^T Theta for a random test
+matrix Theta (n x l), Q the orthonormal basis of Y from a thin QR, and
+z(x) = Q^T f(x). On the training rows Z = F Q, and Z Z^T = F Q Q^T F^T is the
+best rank-l approximation of F F^T that the sketch finds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import validate_data
+
+from rfrepro.features._base import row_chunks
+from rfrepro.features.compositional import ProjectedRKS, _draw_seed
+from rfrepro.features.hadamard import SRHT
+
+
+def _orthonormal_basis(Y: np.ndarray) -> np.ndarray:
+    """Q of the thin QR of Y (float64 whatever the dtype of Y: Q is reused for every transform)."""
+    return scipy.linalg.qr(np.asarray(Y, dtype=np.float64), mode="economic")[0]
+
+
+def _gram_times(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """F^T (F Y), accumulated over row blocks so the n x l product F Y is never whole."""
+    out = np.zeros((F.shape[1], Y.shape[1]), dtype=F.dtype)
+    for rows in row_chunks(F.shape[0], max(F.shape[1], Y.shape[1])):
+        out += F[rows].T @ (F[rows] @ Y)
+    return out
+
+
+class _TEFM(ProjectedRKS):
+    """Shared fit of TEFM-G and TEFM-S; subclasses implement ``_sketch(F, l, rng)`` -> Y."""
+
+    def _fit_basis(self, X) -> np.ndarray:
+        """Draw the RKS map, fit Q, and return the training features F (n x d)."""
+        rng = check_random_state(self.random_state)
+        n_up = self._fit_rks(X, rng).n_features_out_
+        n_out = int(self.n_components)
+        if n_out > n_up:
+            raise ValueError(
+                f"n_components={n_out} exceeds the {n_up} RKS features it is extracted from "
+                f"(n_up_components={self.n_up_components}, variant={self.variant!r})"
+            )
+        F = self.rff_.transform(X)
+        self.components_ = _orthonormal_basis(self._sketch(F, n_out, rng))
+        self.n_features_out_ = n_out
+        return F
+
+    def _fit(self, X):
+        self._fit_basis(X)
+        return self
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit and return F Q, reusing the training features F instead of recomputing them."""
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
+        F = self._fit_basis(X)
+        return F @ self.components_.astype(F.dtype)
+
+    def _down(self, F, out):
+        np.matmul(F, self.components_.astype(F.dtype), out=out)
+
+    def _sketch(self, F, n_out, rng):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+_TEFM_PARAMS = """
+    Parameters
+    ----------
+    n_components : int
+        l, the number of output features.
+    n_up_components : int or None, default None
+        Frequencies of the inner RKS map (d = its number of features, must be
+        ``>= l``); None: d = 4 l, as in the paper's experiments.{extra}
+    kernel : {{"gaussian", "laplacian"}}
+    sigma : float or {{"median", "mean"}}
+    variant : {{"cos", "cossin"}}
+        Form of the inner RKS features: Eq. (3) or Eq. (2) of the paper.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    rff_ : RandomFourierFeatures
+        The RKS draw, reused for out-of-sample rows.
+    components_ : ndarray of shape (d, n_components), float64
+        Q, orthonormal columns.
+    sigma_ : float
+    n_features_out_ : int
+
+    Notes
+    -----
+    Fitting holds the whole training feature matrix F (n x d values in the
+    input dtype, e.g. 8000 x 2000 float64 = 128 MB) plus Y (d x l); Theta is
+    never held whole.{notes}
+    ``fit_transform`` returns F Q from that F; ``transform`` recomputes f(x)
+    in row blocks and never holds more than a block of it.
+
+    References
+    ----------
+    X. Chen, H. Yang, I. King and M. R. Lyu. Training-efficient feature map for
+    shift-invariant kernels. IJCAI 2015.
+"""
+
+
+class TEFMG(_TEFM):
+    __doc__ = (
+        """TEFM-G (Algorithm 1): RKS features compressed with a Gaussian range finder.
+
+    Y = (F^T F)^q F^T Theta with Theta ~ N(0, 1) of shape (n, l); Q from the
+    thin QR of Y; z(x) = Q^T f(x).
+"""
+        + _TEFM_PARAMS.format(
+            extra="""
+    q : int, default 0
+        Power iterations, 0, 1 or 2 in the paper; they sharpen the decay of
+        the singular values of F that the sketch sees.""",
+            notes="""
+    F^T Theta is accumulated over row blocks of F with Theta drawn block by
+    block. The q products with F^T F are done as F^T (F Y), never forming
+    F^T F or F F^T, and Y is re-orthonormalised before each (Halko et al.
+    2011, Algorithm 4.4): the same subspace in exact arithmetic, but the
+    directions of small singular values are not lost to round-off.""",
+        )
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.RandomState(0).randn(20, 3)
+    >>> TEFMG(n_components=4, q=1, random_state=0).fit_transform(X).shape
+    (20, 4)
+"""
+    )
+
+    def __init__(
+        self,
+        n_components: int = 100,
+        *,
+        n_up_components: int | None = None,
+        q: int = 0,
+        kernel: str = "gaussian",
+        sigma: float | str = 1.0,
+        variant: str = "cos",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.n_up_components = n_up_components
+        self.q = q
+        self.kernel = kernel
+        self.sigma = sigma
+        self.variant = variant
+        self.random_state = random_state
+
+    def _sketch(self, F, n_out, rng):
+        if isinstance(self.q, bool) or not isinstance(self.q, (int, np.integer)) or self.q < 0:
+            raise ValueError(f"q must be a non-negative integer, got {self.q!r}")
+        Y = np.zeros((F.shape[1], n_out), dtype=F.dtype)
+        for rows in row_chunks(F.shape[0], n_out):
+            theta = rng.standard_normal((rows.stop - rows.start, n_out)).astype(F.dtype)
+            Y += F[rows].T @ theta
+        for _ in range(self.q):
+            Y = _gram_times(F, _orthonormal_basis(Y).astype(F.dtype))
+        return Y
+
+
+class TEFMS(_TEFM):
+    __doc__ = (
+        """TEFM-S (Algorithm 2): RKS features compressed with an SRHT range finder.
+
+    Y = F^T Theta with Theta a subsampled randomized Hadamard transform over
+    the n training rows (Tropp 2011; n zero-padded to a power of two), q = 0;
+    Q from the thin QR of Y; z(x) = Q^T f(x). Theta^T F is computed with the
+    fast Walsh-Hadamard transform along the columns of F.
+"""
+        + _TEFM_PARAMS.format(
+            extra="",
+            notes="""
+    Theta^T F transforms blocks of columns of F, copied transposed so each
+    transform runs on contiguous memory: one block (at most a few tens of MB)
+    is held beside F.""",
+        )
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.RandomState(0).randn(20, 3)
+    >>> TEFMS(n_components=4, random_state=0).fit_transform(X).shape
+    (20, 4)
+"""
+    )
+
+    def __init__(
+        self,
+        n_components: int = 100,
+        *,
+        n_up_components: int | None = None,
+        kernel: str = "gaussian",
+        sigma: float | str = 1.0,
+        variant: str = "cos",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.n_up_components = n_up_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.variant = variant
+        self.random_state = random_state
+
+    def _sketch(self, F, n_out, rng):
+        theta = SRHT(F.shape[0], n_out, random_state=_draw_seed(rng))
+        return theta.apply_columns(F).T

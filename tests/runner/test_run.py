@@ -1,0 +1,103 @@
+"""One run -> one record: resume, force, failure records, identity."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rfrepro.config import compose
+from rfrepro.results.store import RecordStore
+from rfrepro.runner.run import run_and_record, run_id
+
+FAST = ["experiment=sun2018/fig1", "method.n_components=1", "dataset.n_train=200", "dataset.n_test=500", "model.lam=0.01"]
+
+
+def test_run_writes_one_finished_record_with_the_contract_fields(results_root):
+    cfg = compose(FAST)
+    rec = run_and_record(cfg)
+    assert rec["status"] == "ok"
+    stored = json.loads(RecordStore(results_root, "sun2018-fig1").path(rec["run_id"]).read_text())
+    for key in ("paper", "figure", "dataset", "method", "model", "seed", "metrics", "timings",
+                "memory", "env", "config_hash", "n_components"):
+        assert key in stored, key
+    assert stored["dataset"]["n_train"] == 200 and stored["dataset"]["n_test"] == 500
+    assert 0.0 <= stored["metrics"]["accuracy"] <= 1.0
+    assert stored["metrics"]["excess_risk"] == pytest.approx(stored["metrics"]["error"] - 0.1)
+    for t in ("map_fit_s", "map_transform_s", "train_s", "predict_s", "total_s"):
+        assert stored["timings"][t] >= 0.0
+    assert stored["timings"]["total_s"] >= stored["timings"]["train_s"]
+    assert stored["memory"]["peak_rss_bytes"] > 0
+    # the feature matrix of 200 rows x 2 features (N = 1: cos and sin), float64
+    assert stored["memory"]["feature_bytes"] == 200 * 2 * 8
+    assert stored["fitted"]["n_features_out"] == 2
+    # sigma rule "mean" resolved to the average pairwise distance and recorded
+    assert stored["kernel"]["sigma_spec"] == "mean" and stored["kernel"]["sigma"] > 0
+    assert "machine" in stored["env"] and "numpy" in stored["env"]["versions"]
+
+
+def test_second_run_is_skipped_and_force_redoes_it(results_root):
+    first = run_and_record(compose(FAST))
+    again = run_and_record(compose(FAST))
+    assert again.get("_skipped") and again["run_id"] == first["run_id"]
+    forced = run_and_record(compose(FAST + ["force=true"]))
+    assert not forced.get("_skipped") and forced["status"] == "ok"
+    assert forced["finished"] >= first["finished"]
+
+
+def test_failed_run_leaves_traceback_and_is_not_finished(results_root):
+    cfg = compose(FAST + ["method.n_components=0"])
+    rec = run_and_record(cfg)
+    assert rec["status"] == "failed"
+    assert "n_components" in rec["error"] and "Traceback" in rec["traceback"]
+    store = RecordStore(results_root, "sun2018-fig1")
+    assert store.path(rec["run_id"]).is_file()
+    assert not store.is_finished(rec["run_id"])
+    # the next attempt runs again (and fails again) instead of being skipped
+    assert not run_and_record(cfg).get("_skipped")
+
+
+def test_run_identity_ignores_labels_and_paths_but_not_seed():
+    base = compose(FAST)
+    assert run_id(base) == run_id(compose(FAST + ["arm=other", "paths.results=/elsewhere", "threads=1"]))
+    assert run_id(base) != run_id(compose(FAST + ["seed=1"]))
+    assert run_id(base) != run_id(compose(FAST + ["smoke=true"]))
+
+
+def test_damaged_record_counts_as_not_finished(results_root):
+    rec = run_and_record(compose(FAST))
+    store = RecordStore(results_root, "sun2018-fig1")
+    store.path(rec["run_id"]).write_text('{"status": "ok", "run_')
+    assert not store.is_finished(rec["run_id"])
+    assert run_and_record(compose(FAST))["status"] == "ok"
+
+
+def test_float32_runs_keep_float32_features(results_root):
+    rec = run_and_record(compose(FAST + ["dtype=float32"]))
+    assert rec["status"] == "ok"
+    assert rec["memory"]["feature_bytes"] == 200 * 2 * 4
+
+
+def test_kernel_error_run_on_generated_data(results_root):
+    cfg = compose(FAST + ["eval.kernel_error=true", "eval.kernel_error_points=150",
+                          "eval.predict=false", "method=rks_cos"] + ["method.n_components=256"])
+    rec = run_and_record(cfg)
+    assert rec["status"] == "ok"
+    m = rec["metrics"]
+    assert 0 < m["kerr_spec"] < 1 and 0 < m["kerr_fro"] < 1
+    assert "accuracy" not in m
+
+
+def test_incompatible_method_and_model_fail_clearly(results_root):
+    rec = run_and_record(compose(FAST + ["method=rks_cossin", "model=kernel_svm"]))
+    assert rec["status"] == "failed"
+    assert "needs kernel input" in rec["error"]
+
+
+def test_exact_kernel_with_krr_uses_the_dual():
+    from rfrepro.runner.run import execute
+
+    cfg = compose(["dataset=disk_annulus", "dataset.n_train=100", "dataset.n_test=50",
+                   "method=exact", "model=ls", "model.lam=0.1"])
+    rec = execute(cfg)
+    assert 0.5 < rec["metrics"]["accuracy"] <= 1.0
+    assert np.isfinite(rec["timings"]["train_s"])

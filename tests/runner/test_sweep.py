@@ -1,0 +1,83 @@
+"""Sweeps: expansion, resume after a crash, failures do not stop the sweep."""
+
+import pytest
+
+from rfrepro.results.store import RecordStore
+from rfrepro.runner import sweep as sweep_mod
+from rfrepro.runner.env import threads_for
+from rfrepro.runner.sweep import expand, run_sweep
+
+
+def test_expand_full_and_smoke_sizes():
+    full = expand("sun2018/fig1")
+    # 17 lambdas x 10 seeds for KSVM, and the same x 1 value of N for RFSVM
+    assert len(full) == 2 * 17 * 10
+    smoke = expand("sun2018/fig1", smoke=True)
+    assert len(smoke) == 2 * 3 * 2
+    assert all("smoke=true" in job.overrides for job in smoke)
+    assert {job.arm for job in smoke} == {"ksvm", "rfsvm_unif"}
+
+
+def test_unknown_experiment_lists_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown experiment 'nope/fig9'.*sun2018/fig1"):
+        expand("nope/fig9")
+
+
+def test_sweep_resumes_after_a_crash_and_keeps_finished_runs(results_root, monkeypatch):
+    extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
+    calls = {"n": 0}
+    real = sweep_mod._run_job
+
+    def crashing(job, threads, force):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt  # the sweep dies half way
+        return real(job, threads, force)
+
+    monkeypatch.setattr(sweep_mod, "_run_job", crashing)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
+    store = RecordStore(results_root, "sun2018-fig1")
+    assert len([r for r in store.records() if r["status"] == "ok"]) == 3
+
+    monkeypatch.setattr(sweep_mod, "_run_job", real)
+    res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
+    assert len(res) == 12
+    assert sum(bool(r.get("_skipped")) for r in res) == 3
+    assert all(r["status"] == "ok" for r in res)
+    assert len(store.records()) == 12
+
+
+def test_a_failing_point_does_not_stop_the_sweep(results_root, monkeypatch):
+    from rfrepro.models import LinearSVM
+
+    def boom(self, X, y):
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(LinearSVM, "fit", boom)
+    extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
+    res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
+    status = {(r["arm"], r["status"]) for r in res}
+    assert status == {("rfsvm_unif", "failed"), ("ksvm", "ok")}
+    failed = [r for r in RecordStore(results_root, "sun2018-fig1").records() if r["status"] == "failed"]
+    assert len(failed) == 6
+    assert all("solver exploded" in r["traceback"] for r in failed)
+
+
+def test_parallel_sweep_matches_serial(results_root):
+    extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
+    res = run_sweep("sun2018/fig1", smoke=True, jobs=2, extra=extra, progress=False)
+    assert sorted(r["status"] for r in res) == ["ok"] * 12
+    acc_par = {r["run_id"]: r["metrics"]["accuracy"] for r in RecordStore(results_root, "sun2018-fig1").records()}
+    res2 = run_sweep("sun2018/fig1", smoke=True, jobs=1, force=True, extra=extra, progress=False)
+    assert len(res2) == 12
+    acc_ser = {r["run_id"]: r["metrics"]["accuracy"] for r in RecordStore(results_root, "sun2018-fig1").records()}
+    assert acc_par == acc_ser
+
+
+def test_threads_per_job_do_not_oversubscribe(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert threads_for(2) == 1
+    assert threads_for(1) == 2
+    monkeypatch.setattr("os.cpu_count", lambda: 16)
+    assert threads_for(3) == 5

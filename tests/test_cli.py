@@ -1,0 +1,53 @@
+"""The command lines a user types: Hydra multirun (basic and joblib launchers) and the report."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args, results, timeout=300):
+    env = {**os.environ, "RFREPRO_RESULTS": str(results)}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _records(results):
+    return [json.loads(p.read_text()) for p in (results / "runs" / "sun2018-fig1").glob("*.json")]
+
+
+@pytest.mark.parametrize("launcher", ["basic", "parallel"])
+def test_hydra_multirun_from_the_shell(tmp_path, launcher):
+    args = ["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=1,3", "seed=0,1",
+            "dataset.n_train=200", "dataset.n_test=500", "-m"]
+    if launcher == "parallel":
+        args.insert(-1, "hydra/launcher=parallel")
+    proc = _run(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    recs = _records(tmp_path)
+    assert len(recs) == 4
+    assert {(r["method"]["n_components"], r["seed"]) for r in recs} == {(1, 0), (1, 1), (3, 0), (3, 1)}
+    assert {r["status"] for r in recs} == {"ok"}
+    assert {r["arm"] for r in recs} == {"rfsvm_unif"}
+    if launcher == "parallel":
+        # 2 jobs on this machine's cores: each limited to cores // 2 BLAS threads
+        assert {r["config"]["threads"] for r in recs} == {max(1, (os.cpu_count() or 1) // 2)}
+
+
+def test_unknown_names_exit_with_a_clear_message(tmp_path):
+    proc = _run(["-m", "rfrepro", "dataset=nope"], tmp_path)
+    assert proc.returncode == 2
+    assert "unknown dataset 'nope'" in proc.stderr and "disk_annulus" in proc.stderr
+    proc = _run(["-m", "rfrepro.reproduce", "nope-fig1"], tmp_path)
+    assert proc.returncode == 2 and "valid experiments" in proc.stderr
+
+
+def test_report_without_runs(tmp_path):
+    proc = _run(["-m", "rfrepro.report"], tmp_path)
+    assert proc.returncode == 0
+    assert "No studies have run yet" in (tmp_path / "REPORT.md").read_text()

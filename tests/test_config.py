@@ -1,0 +1,45 @@
+"""Composition of configs and clear errors for unknown names."""
+
+import pytest
+
+from rfrepro.config import compose, options
+from rfrepro.reproduce import resolve_study
+
+
+@pytest.mark.parametrize("group", ["dataset", "method", "model", "experiment"])
+def test_unknown_option_lists_the_valid_ones(group):
+    valid = options(group)
+    assert valid, group
+    with pytest.raises(ValueError) as err:
+        compose([f"{group}=no_such_thing"])
+    msg = str(err.value)
+    assert f"unknown {group} 'no_such_thing'" in msg
+    assert valid[0] in msg
+
+
+def test_every_experiment_composes_with_its_sweep():
+    for name in options("experiment"):
+        cfg = compose([f"experiment={name}"])
+        assert cfg.study.paper == name.split("/")[0], name
+        assert "arms" in cfg.sweep or "grid" in cfg.sweep, name
+
+
+def test_every_method_and_model_config_names_itself():
+    for group in ("method", "model"):
+        for name in options(group):
+            cfg = compose([f"{group}={name}"])
+            assert cfg[group].name == name, f"{group}/{name}.yaml has name {cfg[group].name!r}"
+
+
+def test_every_dataset_config_has_name_and_task():
+    for name in options("dataset"):
+        cfg = compose([f"dataset={name}"])
+        assert cfg.dataset.task in ("regression", "binary", "multiclass"), name
+
+
+def test_study_names_from_make_targets():
+    assert resolve_study("sun2018-fig1") == "sun2018/fig1"
+    assert resolve_study("sun2018/fig1") == "sun2018/fig1"
+    assert resolve_study("rff-kernel-approx") == "spine/rff-kernel-approx"
+    with pytest.raises(ValueError, match="valid experiments"):
+        resolve_study("sun2018-fig99")
