@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from omegaconf import DictConfig
+import math
+
+from omegaconf import DictConfig, OmegaConf
+
+# N = ceil(c ln^2 m): the feature count of Sun et al.'s learning-rate experiment.
+OmegaConf.register_new_resolver(
+    "ceil_c_ln2", lambda m, c: max(1, math.ceil(float(c) * math.log(float(m)) ** 2)), replace=True
+)
 
 #: Config groups whose option names are checked before composing.
 GROUPS = ("dataset", "method", "model", "experiment")
@@ -37,9 +44,11 @@ def options(group: str) -> list[str]:
     base = conf_dir() / group
     if not base.is_dir():
         return []
+    # files starting with "_" are shared bases included by other configs, not options
     return sorted(
         str(p.relative_to(base).with_suffix("")).replace(os.sep, "/")
         for p in base.rglob("*.yaml")
+        if not p.name.startswith("_")
     )
 
 

@@ -101,3 +101,17 @@ def test_exact_kernel_with_krr_uses_the_dual():
     rec = execute(cfg)
     assert 0.5 < rec["metrics"]["accuracy"] <= 1.0
     assert np.isfinite(rec["timings"]["train_s"])
+
+
+def test_identical_computation_in_another_study_is_reused_and_traced(results_root):
+    common = ["dataset.n_train=200", "dataset.n_test=500", "model.lam=0.01",
+              "method=exact", "model=kernel_svm"]
+    first = run_and_record(compose(["experiment=sun2018/fig1", *common]))
+    second = run_and_record(compose(["experiment=sun2018/fig2", *common]))
+    assert first["compute_id"] == second["compute_id"] and first["run_id"] != second["run_id"]
+    assert second["reused_from"] == f"sun2018-fig1/{first['run_id']}"
+    assert second["metrics"] == first["metrics"] and second["figure"] == "fig2"
+    # a different computation is not reused
+    third = run_and_record(compose(["experiment=sun2018/fig2", *common[:-2], "model.lam=0.1",
+                                    "method=exact", "model=kernel_svm"]))
+    assert "reused_from" not in third

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+
+import numpy as np
 from collections.abc import Mapping
 
 from rfrepro.data.dataset import TASKS, Dataset
@@ -42,10 +44,14 @@ def _generated(cfg_json: str, seed: int) -> Dataset:
         # one fixed test set shared by every run: generated once per process
         Xte, yte = _generated_test(name, json.dumps(params, sort_keys=True), int(cfg["n_test"]),
                                    int(cfg.get("test_seed", 2**31 - 1)))
+    Xva = yva = None
+    if int(cfg.get("n_val") or 0) > 0:
+        # a validation sample of its own, tied to the run seed but never equal to the training one
+        Xva, yva = gen(int(cfg["n_val"]), random_state=np.random.RandomState([seed, 1]), **params)
     meta = {"generator": name, "train_seed": seed, "test_seed": cfg.get("test_seed")}
     if cfg.get("bayes_error") is not None:
         meta["bayes_error"] = float(cfg["bayes_error"])
-    ds = Dataset(cfg["name"], cfg["task"], Xtr, ytr, Xte, yte, meta)
+    ds = Dataset(cfg["name"], cfg["task"], Xtr, ytr, Xte, yte, meta, Xva, yva)
     return preprocess(ds, cfg.get("preprocess", "none"))
 
 

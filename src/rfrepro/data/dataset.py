@@ -25,11 +25,14 @@ class Dataset:
     X_test: np.ndarray | None = None
     y_test: np.ndarray | None = None
     meta: dict = field(default_factory=dict)
+    #: optional validation split (model selection without touching the test split)
+    X_val: np.ndarray | None = None
+    y_val: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise ValueError(f"dataset {self.name!r}: task {self.task!r} not in {TASKS}")
-        for part in ("train", "test"):
+        for part in ("train", "test", "val"):
             X, y = getattr(self, f"X_{part}"), getattr(self, f"y_{part}")
             if X is None:
                 continue
@@ -49,6 +52,7 @@ class Dataset:
             "task": self.task,
             "n_train": int(self.X_train.shape[0]),
             "n_test": 0 if self.X_test is None else int(self.X_test.shape[0]),
+            "n_val": 0 if self.X_val is None else int(self.X_val.shape[0]),
             "d": self.n_features,
             **{k: v for k, v in self.meta.items() if isinstance(v, (str, int, float, bool))},
         }

@@ -41,4 +41,6 @@ def preprocess(ds: Dataset, how: str) -> Dataset:
         apply(ds.X_test),
         ds.y_test,
         {**ds.meta, "preprocess": how},
+        apply(ds.X_val),
+        ds.y_val,
     )

@@ -9,7 +9,8 @@ The study's code lives in ``experiments/<paper>/<item>.py`` and may define:
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import sys
 import json
 from pathlib import Path
 from types import ModuleType
@@ -23,13 +24,13 @@ from rfrepro.results.store import RecordStore, _jsonable, atomic_write_text
 def study_module(study: str) -> ModuleType:
     """Import ``experiments/<paper>/<item>.py`` (hyphens in the item become underscores)."""
     paper, item = study.split("/", 1)
-    path = project_root() / "experiments" / paper / f"{item.replace('-', '_')}.py"
+    root = project_root()
+    path = root / "experiments" / paper / f"{item.replace('-', '_')}.py"
     if not path.is_file():
-        raise FileNotFoundError(f"study {study!r} has no module {path.relative_to(project_root())}")
-    spec = importlib.util.spec_from_file_location(f"rfrepro_experiments.{paper}.{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+        raise FileNotFoundError(f"study {study!r} has no module experiments/{paper}/{path.name}")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(f"experiments.{paper}.{path.stem}")
 
 
 def slug_of(study: str) -> str:

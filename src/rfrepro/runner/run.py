@@ -7,6 +7,7 @@ import json
 import time
 import traceback
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 from hydra.utils import instantiate
@@ -15,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from rfrepro.data import load_dataset
 from rfrepro.kernels import kernel_matrix, resolve_bandwidth
 from rfrepro.metrics import KernelReference, kernel_errors, prediction_metrics
-from rfrepro.results.store import FINISHED, RecordStore
+from rfrepro.results.store import FINISHED, RecordStore, atomic_write_text
 from rfrepro.runner.env import limit_threads, provenance
 from rfrepro.runner.memory import PeakMemory
 
@@ -30,11 +31,35 @@ def slug(cfg: DictConfig) -> str:
     return f"{cfg.study.paper}-{cfg.study.item}"
 
 
+def _hash(cfg: DictConfig, keys) -> str:
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    blob = json.dumps({k: resolved.get(k) for k in keys}, sort_keys=True, default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
 def run_id(cfg: DictConfig) -> str:
     """Hash of the resolved config keys that define the run (order-independent)."""
-    ident = {k: OmegaConf.to_container(cfg, resolve=True).get(k) for k in IDENTITY_KEYS}
-    blob = json.dumps(ident, sort_keys=True, default=str)
-    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+    return _hash(cfg, IDENTITY_KEYS)
+
+
+def compute_id(cfg: DictConfig) -> str:
+    """Hash of what the run computes, whichever study it belongs to.
+
+    Two studies that contain the same computation (e.g. the KSVM curve shared
+    by Sun et al.'s Fig. 1, Fig. 2 and appendix) share its result: the second
+    record copies the first and names it in ``reused_from``.
+    """
+    return _hash(cfg, [k for k in IDENTITY_KEYS if k != "study"])
+
+
+def _reusable(root, cid: str) -> dict | None:
+    pointer = Path(root) / "compute" / cid
+    try:
+        slug_, rid = pointer.read_text().strip().split("/", 1)
+    except (OSError, ValueError):
+        return None
+    rec = RecordStore(root, slug_).read(rid)
+    return rec if rec is not None and rec.get("status") == FINISHED else None
 
 
 def _public(node) -> dict:
@@ -159,6 +184,12 @@ def execute(cfg: DictConfig) -> dict:
                     {f"train_{k}": v for k, v in prediction_metrics(ds.task, ds.y_train, yhat_tr).items()}
                 )
             del Ztr
+            if ds.X_val is not None:
+                yhat_val = _chunked_predict(fmap, model, ds.X_val.astype(dtype, copy=False),
+                                            int(cfg.eval.test_chunk_rows), timer)
+                rec["metrics"].update(
+                    {f"val_{k}": v for k, v in prediction_metrics(ds.task, ds.y_val, yhat_val).items()}
+                )
             if Xte is not None:
                 yhat = _chunked_predict(fmap, model, Xte, int(cfg.eval.test_chunk_rows), timer)
                 rec["metrics"].update(
@@ -187,7 +218,7 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
     so the next sweep tries it again.
     """
     store = store or RecordStore(cfg.paths.results, slug(cfg))
-    rid = run_id(cfg)
+    rid, cid = run_id(cfg), compute_id(cfg)
     if not cfg.force and store.is_finished(rid):
         rec = store.read(rid)
         rec["_skipped"] = True
@@ -208,6 +239,15 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
         "config_hash": rid,
     }
     base["n_components"] = base["method"].get("n_components")
+    base["compute_id"] = cid
+    source = None if cfg.force else _reusable(cfg.paths.results, cid)
+    if source is not None:
+        keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel",
+                                       "started", "finished", "env") if k in source}
+        rec = {**base, **keep, "status": FINISHED,
+               "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
+        store.write(rec)
+        return rec
     try:
         body = execute(cfg)
         status, extra = FINISHED, {}
@@ -218,4 +258,6 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
     rec = {**base, **body, **extra, "status": status,
            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     store.write(rec)
+    if status == FINISHED:
+        atomic_write_text(Path(cfg.paths.results) / "compute" / cid, f"{store.slug}/{rid}")
     return rec

@@ -1,0 +1,11 @@
+"""Sun, Gilbert and Tewari (2018) Appendix F (N = 3, 5, 10): accuracy against log10(lambda)."""
+
+from experiments.sun2018.common import accuracy_claims, accuracy_vs_lambda_figure
+
+
+def figure(table):
+    return accuracy_vs_lambda_figure(table, title="Appendix F (N = 3, 5, 10)")
+
+
+def claims(table):
+    return accuracy_claims(table)
