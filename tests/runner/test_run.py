@@ -115,3 +115,29 @@ def test_identical_computation_in_another_study_is_reused_and_traced(results_roo
     third = run_and_record(compose(["experiment=sun2018/fig2", *common[:-2], "model.lam=0.1",
                                     "method=exact", "model=kernel_svm"]))
     assert "reused_from" not in third
+
+
+def test_cross_validation_picks_the_grid_minimum_and_is_cached(results_root):
+    from rfrepro.runner.cv import cross_validate
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (400, 2))
+    y = np.sin(3 * X[:, 0]) + 0.05 * rng.randn(400)
+    cv = {"sigma_factors": [0.05, 1.0, 50.0], "lams": [1e-3, 1e3], "folds": 3, "n_components": 200}
+    res = cross_validate(X, y, "regression", 0.5, cv)
+    assert res["cv_error"] == min(g["cv_error"] for g in res["grid"])
+    assert len(res["grid"]) == 6
+    # a huge ridge or a huge bandwidth cannot fit sin(3x): the middle sigma and small lam win
+    assert res["sigma"] == 0.5 and res["lam"] == 1e-3
+
+    overrides = FAST + ["+cv.enabled=true", "+cv.sigma_factors=[0.5,1]", "+cv.lams=[1e-4,1e-1]",
+                        "+cv.folds=2", "+cv.n_components=32", "+cv.max_rows=150"]
+    rec = run_and_record(compose(overrides))
+    assert rec["status"] == "ok"
+    assert rec["cv"]["lam"] in (1e-4, 1e-1) and rec["kernel"]["sigma"] == rec["cv"]["sigma"]
+    assert len(list((results_root / "cv").glob("*.json"))) == 1
+    rec2 = run_and_record(compose(overrides + ["method.n_components=2"]))
+    assert rec2["cv"] == rec["cv"]  # chosen once per training sample, reused by every method
+    assert len(list((results_root / "cv").glob("*.json"))) == 1
+    run_and_record(compose(overrides + ["seed=1"]))  # a generated dataset's new sample: a new choice
+    assert len(list((results_root / "cv").glob("*.json"))) == 2

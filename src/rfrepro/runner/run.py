@@ -143,6 +143,20 @@ def execute(cfg: DictConfig) -> dict:
         sigma = resolve_bandwidth(Xtr, cfg.kernel.sigma, kernel=cfg.kernel.name, random_state=cfg.seed) \
             if cfg.kernel.name != "polynomial" else None
         run_cfg = cfg.copy()
+        cv = cfg.get("cv")
+        if cv is not None and cv.get("enabled"):
+            from rfrepro.runner.cv import choose
+
+            with timer("cv_s"):
+                chosen = choose(Xtr, ds.y_train, ds.task, sigma, OmegaConf.to_container(cv, resolve=True),
+                                {"dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
+                                 "kernel": cfg.kernel.name,
+                                 # generated data: each seed has its own training sample
+                                 "train_seed": ds.meta.get("train_seed")}, cfg.paths.results)
+            sigma = chosen["sigma"]
+            rec["cv"] = {k: v for k, v in chosen.items() if k != "grid"}
+            with open_dict(run_cfg):
+                run_cfg.model.lam = chosen["lam"]
         with open_dict(run_cfg):
             run_cfg.kernel.sigma = sigma
         rec["kernel"] = {"name": cfg.kernel.name, "sigma_spec": cfg.kernel.sigma, "sigma": sigma}
