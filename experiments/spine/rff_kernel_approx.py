@@ -25,8 +25,8 @@ def figure(table: pd.DataFrame):
         for j, (col, norm) in enumerate(NORMS.items()):
             ax = axes[i * len(NORMS) + j]
             if sub.empty:
-                reason = table[table["dataset.name"] == name]["error"].dropna()
-                not_run_panel(ax, name, "data unavailable" if len(reason) else "no finished runs")
+                statuses = set(table.loc[table["dataset.name"] == name, "status"])
+                not_run_panel(ax, name, "data unavailable" if statuses == {"unavailable"} else "no finished runs")
                 continue
             g = mean_std(sub, "fitted.n_features_out", col, "arm")
             for arm in [a for a in ARMS if a in set(g["arm"])]:
@@ -54,7 +54,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
     out = []
     for name in _datasets(table):
         sub = ok[(ok["dataset.name"] == name) & (ok["arm"] == "rks_cos")]
-        if sub["fitted.n_features_out"].nunique() < 2:
+        if sub.empty or sub["fitted.n_features_out"].nunique() < 2:
             out.append(claim(f"S.{name}", f"RKS Frobenius error falls like D^-1/2 on {name}", None, None,
                              "not run: data unavailable or too few D values"))
             continue

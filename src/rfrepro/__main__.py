@@ -37,7 +37,6 @@ def _threads_from_launcher(cfg: DictConfig):
 
 def task(cfg: DictConfig) -> float | None:
     from rfrepro.runner.run import run_and_record
-
     from rfrepro.runner.sweep import infer_arm
 
     with open_dict(cfg):

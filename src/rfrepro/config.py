@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
-
-import math
 
 from omegaconf import DictConfig, OmegaConf
 

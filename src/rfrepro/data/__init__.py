@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import functools
 import json
-
-import numpy as np
 from collections.abc import Mapping
 
+import numpy as np
+
 from rfrepro.data.dataset import TASKS, Dataset
+from rfrepro.data.download import DatasetUnavailable
 from rfrepro.data.preprocess import preprocess
 from rfrepro.data.synthetic import GENERATORS
 
-__all__ = ["TASKS", "Dataset", "load_dataset"]
+__all__ = ["TASKS", "Dataset", "DatasetUnavailable", "load_dataset"]
 
 
 def _plain(cfg) -> dict:
@@ -77,6 +78,12 @@ def load_dataset(
     cfg = _plain(cfg)
     if "generator" in cfg:
         return _generated(json.dumps(cfg, sort_keys=True), int(seed))
+    return _from_files(json.dumps(cfg, sort_keys=True), str(data_dir), mirror)
+
+
+@functools.lru_cache(maxsize=2)
+def _from_files(cfg_json: str, data_dir: str, mirror: str | None) -> Dataset:
+    # kept in memory so the runs of a sweep in one worker do not re-read the cache
     from rfrepro.data.registry import load_file_dataset
 
-    return load_file_dataset(cfg, data_dir=data_dir, mirror=mirror)
+    return load_file_dataset(json.loads(cfg_json), data_dir=data_dir, mirror=mirror)

@@ -40,6 +40,7 @@ __all__ = [
     "fetch",
     "mirror_url",
     "open_decompressed",
+    "open_zip_member",
     "resolve_mirror",
     "sha256_file",
     "zip_members",
@@ -79,10 +80,16 @@ class _Missing(Exception):
 
 
 def resolve_mirror(mirror: str | None = None) -> str | None:
-    """Return the mirror base to use: ``mirror`` if given, else ``$RFREPRO_MIRROR``, else None."""
+    """Return the mirror base to use: ``mirror`` if given, else ``$RFREPRO_MIRROR``, else None.
+
+    A plain folder path (no ``scheme://``) is accepted and turned into a
+    ``file://`` URL, since that is what people type.
+    """
     base = mirror if mirror else os.environ.get(MIRROR_ENV, "")
-    base = (base or "").strip()
-    return base.rstrip("/") or None
+    base = str(base or "").strip().rstrip("/")
+    if base and "://" not in base:
+        base = Path(base).expanduser().resolve().as_uri()
+    return base or None
 
 
 def _split_url(url: str) -> tuple[str, str]:
@@ -213,7 +220,7 @@ def _http_chunks(url: str, session: requests.Session, timeout: tuple[float, floa
 def _file_chunks(url: str):
     def opener():
         parts = urllib.parse.urlsplit(url)
-        path = Path(urllib.request.url2pathname(urllib.parse.unquote(parts.path)))
+        path = Path(urllib.request.url2pathname(parts.path))
         if parts.netloc not in ("", "localhost"):
             raise _Missing(f"file:// URL with a host ({parts.netloc!r}) is not supported")
         if not path.is_file():

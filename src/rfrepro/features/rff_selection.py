@@ -154,7 +154,7 @@ class RFFSelection(FeatureMap):
         if chunk > d_max:
             raise ValueError(f"chunk_size={chunk} exceeds max_components={d_max}")
         if m > n_rows:
-            raise ValueError(f"n_landmarks={m} landmarks but only {n_rows} rows to draw them from")
+            raise ValueError(f"n_landmarks={m} exceeds the number of rows, n_samples = {n_rows}")
         if isinstance(self.eps, bool) or not isinstance(self.eps, numbers.Real) or np.isnan(self.eps):
             raise ValueError(f"eps must be a real number, got {self.eps!r}")
         if self.error_scale not in ERROR_SCALES:
@@ -176,16 +176,18 @@ class RFFSelection(FeatureMap):
         X64 = X.astype(np.float64, copy=False)
         L = np.sort(rng.choice(X.shape[0], m, replace=False))
 
+        # G = R R_L^T of the raw cosines R of the selected set (n x m) sits beside
+        # C = K[:, L] in one array, so a chunk meets both in a single GEMM pass
+        GC = np.zeros((X.shape[0], 2 * m))
+        G, C = GC[:, :m], GC[:, m:]
         # Nystrom form of the exact kernel, computed once: C (n x m), W = C[L]
-        C = kernel_matrix(self.kernel, X64, X64[L], sigma=self.sigma_)
+        C[...] = kernel_matrix(self.kernel, X64, X64[L], sigma=self.sigma_)
         T_ref = pinv_sqrt_factor(C[L])
         CtC = C.T @ C
         scale = 1.0
         if self.error_scale == "relative":
             scale = 1.0 / np.linalg.norm(T_ref.T @ CtC @ T_ref)  # = 1 / ||NyK||_F
 
-        # selected set: G = R R_L^T of the raw cosines R, and its m x m products
-        G = np.zeros((X.shape[0], m))
         GtG = np.zeros((m, m))
         CtG = np.zeros((m, m))
         weights, offsets, trace = [], [], []
@@ -196,10 +198,11 @@ class RFFSelection(FeatureMap):
             H = X64 @ W_h
             cos_bias_inplace(H, b_h, 1.0)
             H_L = H[L]
+            HtGC = H.T @ GC
             # candidate G' = G + H H_L^T, through its m x m products only
-            HtG_HL = H_L @ (H.T @ G)
+            HtG_HL = H_L @ HtGC[:, :m]
             GtG_new = GtG + HtG_HL + HtG_HL.T + H_L @ (H.T @ H) @ H_L.T
-            CtG_new = CtG + (C.T @ H) @ H_L.T
+            CtG_new = CtG + HtGC[:, m:].T @ H_L.T
             GL_new = G[L] + H_L @ H_L.T
             # Z Z^T = (2 / k') R R^T: C2 = s G', W2 = s G'_L
             s = 2.0 / (k + chunk)

@@ -67,17 +67,25 @@ class _TEFM(ProjectedRKS):
         raise NotImplementedError
 
 
-_TEFM_PARAMS = """
+class TEFMG(_TEFM):
+    """TEFM-G (Algorithm 1): RKS features compressed with a Gaussian range finder.
+
+    Y = (F^T F)^q F^T Theta with Theta ~ N(0, 1) of shape (n, l); Q from the
+    thin QR of Y; z(x) = Q^T f(x) with the same RKS draw f.
+
     Parameters
     ----------
     n_components : int
         l, the number of output features.
     n_up_components : int or None, default None
-        Frequencies of the inner RKS map (d = its number of features, must be
-        ``>= l``); None: d = 4 l, as in the paper's experiments.{extra}
-    kernel : {{"gaussian", "laplacian"}}
-    sigma : float or {{"median", "mean"}}
-    variant : {{"cos", "cossin"}}
+        Frequencies of the inner RKS map (its d features must be ``>= l``);
+        None: d = 4 l, as in the paper's experiments.
+    q : int, default 0
+        Power iterations (0, 1 or 2 in the paper): they sharpen the decay of
+        the singular values of F that the sketch sees.
+    kernel : {"gaussian", "laplacian"}
+    sigma : float or {"median", "mean"}
+    variant : {"cos", "cossin"}
         Form of the inner RKS features: Eq. (3) or Eq. (2) of the paper.
     random_state : int, RandomState or None
 
@@ -86,53 +94,34 @@ _TEFM_PARAMS = """
     rff_ : RandomFourierFeatures
         The RKS draw, reused for out-of-sample rows.
     components_ : ndarray of shape (d, n_components), float64
-        Q, orthonormal columns.
+        Q, with orthonormal columns.
     sigma_ : float
     n_features_out_ : int
 
     Notes
     -----
     Fitting holds the whole training feature matrix F (n x d values in the
-    input dtype, e.g. 8000 x 2000 float64 = 128 MB) plus Y (d x l); Theta is
-    never held whole.{notes}
-    ``fit_transform`` returns F Q from that F; ``transform`` recomputes f(x)
-    in row blocks and never holds more than a block of it.
+    input dtype, e.g. 8000 x 2000 float64 = 128 MB) and Y (d x l). F^T Theta
+    is accumulated over row blocks of F with Theta drawn block by block, so
+    Theta is never whole. The q products with F^T F are done as F^T (F Y),
+    never forming F^T F or F F^T, and Y is re-orthonormalised before each
+    (Halko et al. 2011, Algorithm 4.4): the same subspace in exact arithmetic,
+    but directions of small singular values are not lost to round-off.
+    ``fit_transform`` returns F Q from the F it fitted on; ``transform``
+    recomputes f(x) in row blocks.
 
     References
     ----------
     X. Chen, H. Yang, I. King and M. R. Lyu. Training-efficient feature map for
     shift-invariant kernels. IJCAI 2015.
-"""
 
-
-class TEFMG(_TEFM):
-    __doc__ = (
-        """TEFM-G (Algorithm 1): RKS features compressed with a Gaussian range finder.
-
-    Y = (F^T F)^q F^T Theta with Theta ~ N(0, 1) of shape (n, l); Q from the
-    thin QR of Y; z(x) = Q^T f(x).
-"""
-        + _TEFM_PARAMS.format(
-            extra="""
-    q : int, default 0
-        Power iterations, 0, 1 or 2 in the paper; they sharpen the decay of
-        the singular values of F that the sketch sees.""",
-            notes="""
-    F^T Theta is accumulated over row blocks of F with Theta drawn block by
-    block. The q products with F^T F are done as F^T (F Y), never forming
-    F^T F or F F^T, and Y is re-orthonormalised before each (Halko et al.
-    2011, Algorithm 4.4): the same subspace in exact arithmetic, but the
-    directions of small singular values are not lost to round-off.""",
-        )
-        + """
     Examples
     --------
     >>> import numpy as np
     >>> X = np.random.RandomState(0).randn(20, 3)
     >>> TEFMG(n_components=4, q=1, random_state=0).fit_transform(X).shape
     (20, 4)
-"""
-    )
+    """
 
     def __init__(
         self,
@@ -166,30 +155,55 @@ class TEFMG(_TEFM):
 
 
 class TEFMS(_TEFM):
-    __doc__ = (
-        """TEFM-S (Algorithm 2): RKS features compressed with an SRHT range finder.
+    """TEFM-S (Algorithm 2): RKS features compressed with an SRHT range finder.
 
     Y = F^T Theta with Theta a subsampled randomized Hadamard transform over
-    the n training rows (Tropp 2011; n zero-padded to a power of two), q = 0;
-    Q from the thin QR of Y; z(x) = Q^T f(x). Theta^T F is computed with the
-    fast Walsh-Hadamard transform along the columns of F.
-"""
-        + _TEFM_PARAMS.format(
-            extra="",
-            notes="""
-    Theta^T F transforms blocks of columns of F, copied transposed so each
-    transform runs on contiguous memory: one block (at most a few tens of MB)
-    is held beside F.""",
-        )
-        + """
+    the n training rows (Tropp 2011; n zero-padded to a power of two) and
+    q = 0; Q from the thin QR of Y; z(x) = Q^T f(x). Theta^T F is computed
+    with the fast Walsh-Hadamard transform along the columns of F.
+
+    Parameters
+    ----------
+    n_components : int
+        l, the number of output features.
+    n_up_components : int or None, default None
+        Frequencies of the inner RKS map (its d features must be ``>= l``);
+        None: d = 4 l, as in the paper's experiments.
+    kernel : {"gaussian", "laplacian"}
+    sigma : float or {"median", "mean"}
+    variant : {"cos", "cossin"}
+        Form of the inner RKS features: Eq. (3) or Eq. (2) of the paper.
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    rff_ : RandomFourierFeatures
+        The RKS draw, reused for out-of-sample rows.
+    components_ : ndarray of shape (d, n_components), float64
+        Q, with orthonormal columns.
+    sigma_ : float
+    n_features_out_ : int
+
+    Notes
+    -----
+    Fitting holds the whole training feature matrix F (n x d values in the
+    input dtype) and Y (d x l). Theta^T F transforms blocks of columns of F,
+    copied transposed so each transform runs on contiguous memory: one block
+    (about 32 MB) is held beside F. ``fit_transform`` returns F Q from the F
+    it fitted on; ``transform`` recomputes f(x) in row blocks.
+
+    References
+    ----------
+    X. Chen, H. Yang, I. King and M. R. Lyu. Training-efficient feature map for
+    shift-invariant kernels. IJCAI 2015.
+
     Examples
     --------
     >>> import numpy as np
     >>> X = np.random.RandomState(0).randn(20, 3)
     >>> TEFMS(n_components=4, random_state=0).fit_transform(X).shape
     (20, 4)
-"""
-    )
+    """
 
     def __init__(
         self,

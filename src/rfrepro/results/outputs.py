@@ -10,8 +10,8 @@ The study's code lives in ``experiments/<paper>/<item>.py`` and may define:
 from __future__ import annotations
 
 import importlib
-import sys
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 
