@@ -141,3 +141,14 @@ def test_cross_validation_picks_the_grid_minimum_and_is_cached(results_root):
     assert len(list((results_root / "cv").glob("*.json"))) == 1
     run_and_record(compose(overrides + ["seed=1"]))  # a generated dataset's new sample: a new choice
     assert len(list((results_root / "cv").glob("*.json"))) == 2
+
+
+def test_kernel_image_artifact_is_saved_sorted_by_class(results_root):
+    rec = run_and_record(compose(FAST + ["eval.kernel_image_points=60", "method.n_components=50"]))
+    assert rec["status"] == "ok"
+    data = np.load(results_root / rec["artifacts"]["kernel_image"])
+    assert data["approx"].shape == data["exact"].shape == (60, 60)
+    assert np.all(np.diff(data["labels"]) >= 0)
+    assert np.allclose(np.diag(data["exact"]), 1.0)
+    # 50 cos/sin pairs: an unbiased but rough estimate of the exact kernel
+    assert np.abs(data["approx"] - data["exact"]).mean() < 0.25

@@ -117,6 +117,30 @@ def _compatible(fmap, model) -> None:
         )
 
 
+def _kernel_image(cfg: DictConfig, fmap, X, ds, sigma) -> str:
+    """Save the approximate and exact kernel of a class-sorted subsample; return its path.
+
+    The points are drawn with ``eval.kernel_error_seed`` (the same rows for
+    every map) and sorted by label, as in Schleif et al.'s Fig. 1. The file
+    ``artifacts/<paper>-<item>/<run_id>-kernel_image.npz`` holds ``approx``,
+    ``exact`` and ``labels``; the record keeps its path relative to the
+    results root.
+    """
+    k = min(int(cfg.eval.kernel_image_points), X.shape[0])
+    rows = np.random.RandomState(cfg.eval.kernel_error_seed).choice(X.shape[0], k, replace=False)
+    rows = rows[np.argsort(ds.y_train[rows], kind="stable")]
+    Z = np.asarray(fmap.transform(X[rows]), dtype=np.float64)
+    exact = kernel_matrix(cfg.kernel.name, X[rows].astype(np.float64), sigma=sigma)
+    rel = Path("artifacts") / slug(cfg) / f"{run_id(cfg)}-kernel_image.npz"
+    path = Path(cfg.paths.results) / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, approx=(Z @ Z.T).astype(np.float32), exact=exact.astype(np.float32),
+                        labels=ds.y_train[rows])
+    tmp.replace(path)
+    return str(rel)
+
+
 def _chunked_predict(fmap, model, X, rows: int, timer: _Timer) -> np.ndarray:
     preds = []
     for start in range(0, X.shape[0], rows):
@@ -179,6 +203,10 @@ def execute(cfg: DictConfig) -> dict:
                     Zs = fmap.transform(Xtr[rows])
                 rec["metrics"].update(kernel_errors(ref, Zs))
             del Zs
+
+        if int(cfg.eval.get("kernel_image_points") or 0) > 0:
+            with timer("kernel_image_s"):
+                rec["artifacts"] = {"kernel_image": _kernel_image(cfg, fmap, Xtr, ds, sigma)}
 
         if cfg.eval.predict and cfg.model.get("_target_"):
             model = _build(run_cfg.model)
