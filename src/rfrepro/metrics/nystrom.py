@@ -121,7 +121,7 @@ def nystrom_frobenius_distance(
     References
     ----------
     F.-M. Schleif, A. Kaban and P. Tino. Finding small sets of random Fourier
-    features for shift-invariant kernel approximation. ANNPR 2016, Eq. (7).
+    features for shift-invariant kernel approximation, 2016, Eq. (7).
 
     Examples
     --------
