@@ -39,7 +39,9 @@ def figure(table: pd.DataFrame):
             n, d = int(sub["dataset.n_train"].iloc[0]), int(sub["dataset.d"].iloc[0])
             ax.set_title(f"{name} (n={n}, d={d}), {norm}", fontsize=10)
             ax.legend(fontsize=8)
-    fig.suptitle("Gaussian kernel approximation: ||K - ZZ^T|| / ||K|| (mean $\\pm$ std over seeds)")
+    pts = ok["eval.kernel_error_points"].iloc[0] if "eval.kernel_error_points" in ok else None
+    fig.suptitle("Gaussian kernel approximation: ||K - ZZ^T|| / ||K|| (mean $\\pm$ std over seeds)"
+                 + (f", K on {int(pts)} training rows" if pts is not None and len(ok) else ""))
     fig.tight_layout()
     return fig
 

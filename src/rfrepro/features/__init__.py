@@ -5,9 +5,27 @@ frequencies), ``_trig`` (fused cosine), ``hadamard`` (fast Walsh-Hadamard
 transform and SRHT).
 """
 
+from rfrepro.features.compositional import CompRFF
+from rfrepro.features.fastfood import Fastfood
+from rfrepro.features.hadamard import SRHT, fwht
 from rfrepro.features.leverage import LeverageRFF
 from rfrepro.features.nystrom import ExactKernel, Nystroem
+from rfrepro.features.quasi import QuasiRandomFourierFeatures
 from rfrepro.features.rff import RandomFourierFeatures
 from rfrepro.features.rff_selection import RFFSelection
+from rfrepro.features.tefm import TEFMG, TEFMS
 
-__all__ = ["ExactKernel", "LeverageRFF", "Nystroem", "RFFSelection", "RandomFourierFeatures"]
+__all__ = [
+    "SRHT",
+    "TEFMG",
+    "TEFMS",
+    "CompRFF",
+    "ExactKernel",
+    "Fastfood",
+    "LeverageRFF",
+    "Nystroem",
+    "QuasiRandomFourierFeatures",
+    "RFFSelection",
+    "RandomFourierFeatures",
+    "fwht",
+]

@@ -7,7 +7,7 @@ from numba import njit, prange
 from sklearn.utils import check_random_state
 
 from rfrepro.features._base import FeatureMap, check_positive_int
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features._trig import _HALF_PI, PARALLEL_MIN_VALUES, _cos
 from rfrepro.features.hadamard import fwht_gather, fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import sample_offsets
@@ -17,17 +17,22 @@ from rfrepro.features.sampling import sample_offsets
 _ROWS_PER_TASK = 16
 
 
-@njit(parallel=True, cache=True)
-def _fastfood_project(X, signs, perm, gauss, scale, out):
-    """out[i, k d' + j] = (S_k H G_k Pi_k H B_k pad(X[i]))_j, for the first out.shape[1] columns.
+#: what the kernel writes: the projections V x, sqrt(2/D) cos(V x + b), or
+#: sqrt(1/D) [cos(V x), sin(V x)]
+_RAW, _COS, _COSSIN = 0, 1, 2
+
+
+def _fastfood_body(X, signs, perm, gauss, scale, offset, amplitude, mode, out):
+    """Features of the rows of X from v = S_k H G_k Pi_k H B_k pad(x), block by block.
 
     Each row goes through all blocks while its two work vectors stay in L1;
     B is fused into the zero-padded copy, Pi and G into the second transform
-    (``fwht_gather``), S (with the 1 / (sigma sqrt(d')) factor) into the store.
+    (``fwht_gather``), S (with the 1 / (sigma sqrt(d')) factor) and the
+    cosine into the store, so the output is written once.
     """
     n, d = X.shape
     n_blocks, dp = signs.shape
-    n_out = out.shape[1]
+    n_freq = out.shape[1] // 2 if mode == _COSSIN else out.shape[1]
     n_tasks = (n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
     for t in prange(n_tasks):
         a = np.empty(dp, dtype=out.dtype)
@@ -45,8 +50,23 @@ def _fastfood_project(X, signs, perm, gauss, scale, out):
                 fwht_gather(a, perm[k], gauss[k], b)
                 base = k * dp
                 sc = scale[k]
-                for j in range(min(dp, n_out - base)):
-                    o[base + j] = b[j] * sc[j]
+                m = min(dp, n_freq - base)
+                if mode == _RAW:
+                    for j in range(m):
+                        o[base + j] = b[j] * sc[j]
+                elif mode == _COS:
+                    for j in range(m):
+                        o[base + j] = amplitude * _cos(b[j] * sc[j] + offset[base + j])
+                else:
+                    for j in range(m):
+                        v = b[j] * sc[j]
+                        o[base + j] = amplitude * _cos(v)
+                        o[n_freq + base + j] = amplitude * _cos(v - _HALF_PI)
+
+
+# Small inputs run serially: waking the thread pool costs more than it saves.
+_fastfood_par = njit(parallel=True, cache=True)(_fastfood_body)
+_fastfood_ser = njit(cache=True)(_fastfood_body)
 
 
 class Fastfood(FeatureMap):
@@ -97,7 +117,10 @@ class Fastfood(FeatureMap):
 
     Notes
     -----
-    Transform memory beyond the output is two length-d' vectors per thread.
+    One compiled pass per row does both transforms of every block and the
+    cosine, so the output is written once; transform memory beyond the output
+    is two length-d' vectors per thread. The last block is computed whole and
+    truncated, so D a multiple of d' wastes nothing.
 
     References
     ----------
@@ -130,7 +153,9 @@ class Fastfood(FeatureMap):
     def _fit(self, X):
         n_freq = check_positive_int(self.n_components, "n_components")
         if self.kernel != "gaussian":
-            raise ValueError(f"Fastfood supports kernel='gaussian' only, got kernel={self.kernel!r}")
+            raise ValueError(
+                f"Fastfood supports kernel='gaussian' only, got kernel={self.kernel!r}"
+            )
         if self.variant not in VARIANTS:
             raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
         rng = check_random_state(self.random_state)
@@ -139,7 +164,9 @@ class Fastfood(FeatureMap):
         n_blocks = -(-n_freq // dp)
         self.n_padded_ = dp
         self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, dp))
-        self.permutation_ = np.stack([rng.permutation(dp) for _ in range(n_blocks)]).astype(np.int64)
+        self.permutation_ = np.stack([rng.permutation(dp) for _ in range(n_blocks)]).astype(
+            np.int64
+        )
         self.gaussian_ = rng.standard_normal((n_blocks, dp))
         chi = np.sqrt(rng.chisquare(dp, size=(n_blocks, dp)))
         g_norm = np.linalg.norm(self.gaussian_, axis=1, keepdims=True)
@@ -151,24 +178,27 @@ class Fastfood(FeatureMap):
             self.n_features_out_ = 2 * n_freq
         return self
 
-    def _project(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The projections ``V x`` of the rows of X: shape (n, n_components)."""
-        dtype = X.dtype
-        if out is None:
-            out = np.empty((X.shape[0], self.n_components), dtype=dtype)
-        _fastfood_project(
-            np.ascontiguousarray(X),
+    def _features(self, X: np.ndarray, out: np.ndarray, mode: int) -> np.ndarray:
+        dtype = out.dtype
+        kernel = _fastfood_par if out.size >= PARALLEL_MIN_VALUES else _fastfood_ser
+        offset = self.random_offset_ if mode == _COS else np.zeros(1)
+        kernel(
+            np.ascontiguousarray(X, dtype=dtype),
             self.signs_.astype(dtype),
             self.permutation_,
             self.gaussian_.astype(dtype),
             self.scaling_.astype(dtype),
+            offset.astype(dtype),
+            dtype.type(np.sqrt((2.0 if mode == _COS else 1.0) / self.n_components)),
+            mode,
             out,
         )
         return out
 
+    def _project(self, X: np.ndarray) -> np.ndarray:
+        """The projections ``V x`` of the rows of X: shape (n, n_components)."""
+        out = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
+        return self._features(X, out, _RAW)
+
     def _transform_chunk(self, X, out):
-        if self.variant == "cos":
-            self._project(X, out)
-            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_components))
-        else:
-            cos_sin_into(self._project(X), out, np.sqrt(1.0 / self.n_components))
+        self._features(X, out, _COS if self.variant == "cos" else _COSSIN)

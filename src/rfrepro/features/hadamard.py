@@ -19,8 +19,9 @@ from numba import uint64 as U
 from sklearn.utils import check_random_state
 
 from rfrepro.features._base import check_positive_int, row_chunks
+from rfrepro.features._trig import PARALLEL_MIN_VALUES
 
-__all__ = ["SRHT", "fwht", "fwht_inplace", "is_pow2", "next_pow2"]
+__all__ = ["SRHT", "fwht", "fwht_gather", "fwht_inplace", "fwht_vector", "is_pow2", "next_pow2"]
 
 
 def next_pow2(n: int) -> int:
@@ -140,8 +141,7 @@ def fwht_vector(x):
     _fwht_1d(x)
 
 
-@njit(parallel=True, cache=True)
-def _fwht_rows(X, scale):
+def _fwht_rows_body(X, scale):
     for i in prange(X.shape[0]):
         row = X[i]
         _fwht_1d(row)
@@ -150,8 +150,7 @@ def _fwht_rows(X, scale):
                 row[j] *= scale
 
 
-@njit(parallel=True, cache=True)
-def _srht_rows(X, signs, index, scale, out):
+def _srht_rows_body(X, signs, index, scale, out):
     """out[i] = scale * (H (signs * pad(X[i])))[index], one row at a time, in cache."""
     n, d = X.shape
     dp = signs.shape[0]
@@ -165,6 +164,18 @@ def _srht_rows(X, signs, index, scale, out):
         _fwht_1d(buf)
         for k in range(m):
             out[i, k] = scale * buf[index[k]]
+
+
+# Small inputs (the tests, sklearn's checks, a few rows) run serially: waking
+# the thread pool costs more than it saves (same rule as ``_trig``).
+_fwht_rows_par = njit(parallel=True, cache=True)(_fwht_rows_body)
+_fwht_rows_ser = njit(cache=True)(_fwht_rows_body)
+_srht_rows_par = njit(parallel=True, cache=True)(_srht_rows_body)
+_srht_rows_ser = njit(cache=True)(_srht_rows_body)
+
+
+def _parallel(n_values: int) -> bool:
+    return n_values >= PARALLEL_MIN_VALUES
 
 
 # --------------------------------------------------------------------------- public API
@@ -201,7 +212,8 @@ def fwht_inplace(X: np.ndarray, *, normalized: bool = False) -> None:
         raise ValueError("fwht_inplace needs a writeable C-contiguous array")
     rows = X.reshape(1, -1) if X.ndim == 1 else X
     scale = 1.0 / np.sqrt(X.shape[-1]) if normalized else 1.0
-    _fwht_rows(rows, X.dtype.type(scale))
+    kernel = _fwht_rows_par if _parallel(rows.size) else _fwht_rows_ser
+    kernel(rows, X.dtype.type(scale))
 
 
 def fwht(X: np.ndarray, *, normalized: bool = False) -> np.ndarray:
@@ -289,7 +301,8 @@ class SRHT:
             raise ValueError(
                 f"out must have shape {(X.shape[0], self.n_components)} and dtype {dtype}"
             )
-        _srht_rows(X, self.signs_.astype(dtype), self.index_, dtype.type(self.scale_), out)
+        kernel = _srht_rows_par if _parallel(X.shape[0] * self.n_padded_) else _srht_rows_ser
+        kernel(X, self.signs_.astype(dtype), self.index_, dtype.type(self.scale_), out)
         return out
 
     def apply_columns(self, F: np.ndarray) -> np.ndarray:
@@ -310,8 +323,3 @@ class SRHT:
             block = np.ascontiguousarray(F[:, cols].T, dtype=dtype)
             out[:, cols] = self.apply(block).T
         return out
-
-    @property
-    def matrix_(self) -> np.ndarray:
-        """The dense (D, E) matrix Theta with ``apply(X) == X @ Theta`` (for tests only)."""
-        return self.apply(np.eye(self.n_features_in))

@@ -5,6 +5,9 @@ The study's code lives in ``experiments/<paper>/<item>.py`` and may define:
 - ``figure(table) -> matplotlib.figure.Figure``: saved as figures/<slug>.png and .pdf
 - ``summary(table) -> str``: a markdown table, saved as tables/<slug>.md
 - ``claims(table) -> list[dict]``: saved as claims/<slug>.json (see rfrepro.results.claim)
+
+``table.attrs["results_root"]`` is the results root, against which the
+artifact paths in the records (``artifacts.*`` columns) resolve.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
     written: dict[str, Path] = {}
     if table.empty:
         return written
+    # artifacts named in the records (e.g. kernel images) are relative to this root
+    table.attrs["results_root"] = str(root)
     tpath = root / "tables" / f"{slug}.parquet"
     tpath.parent.mkdir(parents=True, exist_ok=True)
     tmp = tpath.with_suffix(".parquet.tmp")

@@ -275,6 +275,8 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
         "smoke": bool(cfg.smoke),
         "method": _public(cfg.method),
         "model": _public(cfg.model),
+        "eval": OmegaConf.to_container(cfg.eval, resolve=True),
+        "dtype": str(cfg.dtype),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "env": provenance(),
         "config": OmegaConf.to_container(cfg, resolve=True),
