@@ -7,6 +7,7 @@ from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 
 from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features.sampling import SPECTRAL_KERNELS
 from rfrepro.kernels import kernel_matrix
 
 
@@ -45,6 +46,10 @@ class Nystroem(FeatureMap):
 
     def _fit(self, X):
         m = check_positive_int(self.n_components, "n_components")
+        if self.kernel not in SPECTRAL_KERNELS:
+            raise ValueError(
+                f"kernel={self.kernel!r}; valid kernels for Nystroem: {', '.join(SPECTRAL_KERNELS)}"
+            )
         if m > X.shape[0]:
             raise ValueError(
                 f"n_components={m} landmarks but only {X.shape[0]} rows to draw them from"
@@ -83,7 +88,8 @@ class ExactKernel(FeatureMap):
         self.degree = degree
         self.offset = offset
 
-    random_state = None
+    # the sigma rules subsample rows above 2000 points: keep that draw fixed
+    random_state = 0
 
     def _params(self) -> dict:
         if self.kernel == "polynomial":
