@@ -152,3 +152,12 @@ def test_kernel_image_artifact_is_saved_sorted_by_class(results_root):
     assert np.allclose(np.diag(data["exact"]), 1.0)
     # 50 cos/sin pairs: an unbiased but rough estimate of the exact kernel
     assert np.abs(data["approx"] - data["exact"]).mean() < 0.25
+
+
+def test_warnings_are_recorded_not_printed(results_root, recwarn):
+    # C = 1 / (lam m) = 10^4 with 5 iterations: liblinear cannot converge
+    rec = run_and_record(compose(FAST + ["model.lam=1e-7", "model.max_iter=5"]))
+    assert rec["status"] == "ok"
+    assert rec["fitted"]["model_converged"] is False
+    assert any("ConvergenceWarning" in w for w in rec["warnings"])
+    assert not [w for w in recwarn if "converge" in str(w.message)]

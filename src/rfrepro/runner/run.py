@@ -6,6 +6,7 @@ import hashlib
 import json
 import time
 import traceback
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -155,7 +156,9 @@ def execute(cfg: DictConfig) -> dict:
     """Run ``cfg`` and return its record (without writing it). Raises on failure."""
     timer = _Timer()
     rec: dict = {"metrics": {}, "fitted": {}}
-    with limit_threads(cfg.threads), PeakMemory() as mem:
+    # warnings (e.g. liblinear's ConvergenceWarning) go into the record, not the console
+    with limit_threads(cfg.threads), PeakMemory() as mem, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         t_start = time.perf_counter()
         with timer("load_s"):
             ds = load_dataset(cfg.dataset, seed=cfg.seed, data_dir=cfg.paths.data, mirror=cfg.mirror)
@@ -239,6 +242,8 @@ def execute(cfg: DictConfig) -> dict:
                 )
         timer.t["total_s"] = time.perf_counter() - t_start
     rec["timings"] = timer.t
+    if caught:
+        rec["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     rec.setdefault("memory", {}).update({"peak_rss_bytes": mem.peak, "run_rss_delta_bytes": mem.delta})
     rec["dataset"] = ds.summary()
     return rec
