@@ -35,7 +35,7 @@ def accuracy_vs_lambda_figure(table: pd.DataFrame, title: str):
         n_runs = int(g["count"].max()) if len(g) else 0
         ax.set_title(f"N = {N}  ({n_runs} runs per point, mean $\\pm$ std)")
         ax.set_ylim(0.4, 0.95)
-        ax.legend(fontsize=8, loc="lower left")
+    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.suptitle(f"Sun et al. 2018 {title}: disk/annulus, m = {_m(t)}, {_n_test(t)} test points")
     fig.tight_layout()
     return fig
