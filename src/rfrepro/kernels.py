@@ -18,8 +18,7 @@ from sklearn.utils import check_random_state
 FUSED_MAX_FEATURES = 16
 
 
-@njit(parallel=True, cache=True)
-def _scaled_sq_dists(X, Y, scale, out):
+def _scaled_sq_dists_body(X, Y, scale, out):
     # the exponential is left to numpy, whose exp is vectorised
     n, d = X.shape
     m = Y.shape[0]
@@ -30,6 +29,10 @@ def _scaled_sq_dists(X, Y, scale, out):
                 t = X[i, k] - Y[j, k]
                 s += t * t
             out[i, j] = scale * s
+
+
+_scaled_sq_dists_par = njit(parallel=True, cache=True)(_scaled_sq_dists_body)
+_scaled_sq_dists_ser = njit(cache=True)(_scaled_sq_dists_body)
 
 KERNELS = ("gaussian", "laplacian", "polynomial")
 BANDWIDTH_RULES = ("median", "mean")
@@ -52,7 +55,9 @@ def gaussian_kernel(X: np.ndarray, Y: np.ndarray | None = None, *, sigma: float)
     gamma = 1.0 / (2.0 * sigma * sigma)
     if X.shape[1] <= FUSED_MAX_FEATURES:
         out = np.empty((X.shape[0], Y.shape[0]), dtype=X.dtype)
-        _scaled_sq_dists(np.ascontiguousarray(X), np.ascontiguousarray(Y), -gamma, out)
+        # waking the thread pool costs more than small blocks take
+        kernel = _scaled_sq_dists_par if out.size >= 1 << 16 else _scaled_sq_dists_ser
+        kernel(np.ascontiguousarray(X), np.ascontiguousarray(Y), -gamma, out)
         return np.exp(out, out=out)
     sq = (X * X).sum(1)[:, None] + (Y * Y).sum(1)[None, :] - 2.0 * (X @ Y.T)
     np.maximum(sq, 0.0, out=sq)
@@ -113,7 +118,7 @@ def resolve_bandwidth(
             )
         X = np.asarray(X, dtype=np.float64)
         if X.shape[0] < 2:
-            raise ValueError("sigma rules need at least 2 rows of X")
+            raise ValueError(f"sigma rules need at least 2 rows of X, got n_samples = {X.shape[0]}")
         if X.shape[0] > max_points:
             rows = check_random_state(random_state).choice(X.shape[0], max_points, replace=False)
             X = X[rows]

@@ -39,6 +39,9 @@ def _generated(cfg_json: str, seed: int) -> Dataset:
         raise ValueError(f"unknown generator {name!r}; valid generators: {', '.join(GENERATORS)}")
     gen = GENERATORS[name]
     params = dict(cfg.get("params") or {})
+    split = cfg.get("split")
+    if split:
+        return _generated_kfold(cfg, gen, params, split, seed)
     Xtr, ytr = gen(int(cfg["n_train"]), random_state=seed, **params)
     Xte = yte = None
     if int(cfg.get("n_test") or 0) > 0:
@@ -53,6 +56,34 @@ def _generated(cfg_json: str, seed: int) -> Dataset:
     if cfg.get("bayes_error") is not None:
         meta["bayes_error"] = float(cfg["bayes_error"])
     ds = Dataset(cfg["name"], cfg["task"], Xtr, ytr, Xte, yte, meta, Xva, yva)
+    return preprocess(ds, cfg.get("preprocess", "none"))
+
+
+def _generated_kfold(cfg: dict, gen, params: dict, split: dict, seed: int) -> Dataset:
+    """A generated dataset under a k-fold split: one sample of ``n_train`` rows, then fold ``fold``.
+
+    The sample is drawn with ``split.seed`` (not the run seed), so the runs of
+    the ``folds`` folds partition one and the same sample; ``n_test`` is not
+    used (the held-out fold is the test part). A validation sample (``n_val``)
+    is drawn as without a split.
+    """
+    from rfrepro.data.registry import check_kfold, kfold_indices
+
+    where = f"dataset {cfg['name']!r}"
+    if split.get("kind") != "kfold":
+        raise ValueError(f"{where}: generated datasets take split.kind=kfold or no split, "
+                         f"got split.kind={split.get('kind')!r}")
+    folds, fold, split_seed = check_kfold(split, where)
+    X, y = gen(int(cfg["n_train"]), random_state=split_seed, **params)
+    train, test = kfold_indices(y, cfg["task"], folds, fold, split_seed)
+    Xva = yva = None
+    if int(cfg.get("n_val") or 0) > 0:
+        Xva, yva = gen(int(cfg["n_val"]), random_state=np.random.RandomState([seed, 1]), **params)
+    meta = {"generator": cfg["generator"], "train_seed": split_seed, "split": "kfold",
+            "folds": folds, "fold": fold, "split_seed": split_seed, "n_rows": int(len(y))}
+    if cfg.get("bayes_error") is not None:
+        meta["bayes_error"] = float(cfg["bayes_error"])
+    ds = Dataset(cfg["name"], cfg["task"], X[train], y[train], X[test], y[test], meta, Xva, yva)
     return preprocess(ds, cfg.get("preprocess", "none"))
 
 
@@ -71,7 +102,9 @@ def load_dataset(
     """Load the dataset a ``conf/dataset`` entry describes.
 
     Generated datasets draw their training sample with ``seed`` (the run's
-    seed) and one fixed test sample (``test_seed``). Downloaded datasets are
+    seed) and one fixed test sample (``test_seed``); with a ``split`` of kind
+    ``kfold`` they draw one sample of ``n_train`` rows with ``split.seed`` and
+    take fold ``split.fold`` of it as the test part. Downloaded datasets are
     fetched into ``data_dir`` (through ``mirror`` when given), parsed once and
     cached; see :mod:`rfrepro.data.registry`.
     """

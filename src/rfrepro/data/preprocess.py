@@ -31,7 +31,11 @@ def preprocess(ds: Dataset, how: str) -> Dataset:
     scale = np.where(scale > 0, scale, 1.0)
 
     def apply(X):
-        return None if X is None else ((X - shift) / scale).astype(X.dtype, copy=False)
+        if X is None:
+            return None
+        # integer features (pixels, counts) become floats: scaling them must not truncate
+        dtype = X.dtype if X.dtype.kind == "f" else np.float64
+        return ((X - shift) / scale).astype(dtype, copy=False)
 
     return Dataset(
         ds.name,

@@ -20,6 +20,12 @@ Config schema (plain YAML keys; ``null`` where not needed)::
                                    # random: pool every row, draw a test part
                                    #   (test_size: a fraction or a row count)
                                    # none: pool every row into the training part
+                                   # kfold: {kind: kfold, folds: 10, fold: 0, seed: 0,
+                                   #   pool: all}: k-fold cross-validation; the rows
+                                   #   of fold `fold` are the test part, the other
+                                   #   folds the training part; stratified for
+                                   #   classification; pool: all = the union of the
+                                   #   files (default), train = the train file only
                                    # (default: official with a test file, else
                                    #   random 0.2, seed 0)
     preprocess: zscore             # zscore | minmax | none, fitted on train only
@@ -89,6 +95,8 @@ __all__ = [
     "get_dataset_config",
     "list_datasets",
     "load_file_dataset",
+    "check_kfold",
+    "kfold_indices",
     "parsed_cache_path",
     "source_files",
     "validate_config",
@@ -112,7 +120,9 @@ FORMAT_OPTIONS = {
 }
 FORMAT_OPTIONS["tsv"] = FORMAT_OPTIONS["csv"]
 EXPECT_KEYS = {"n_rows", "n_features", "n_classes"}
-SPLIT_KINDS = ("official", "random", "none")
+SPLIT_KINDS = ("official", "random", "none", "kfold")
+#: which files the folds of a kfold split are drawn from
+KFOLD_POOLS = ("all", "train")
 ROLE_SETS = ({"train"}, {"train", "test"}, {"all"})
 # keys of a dataset config that change the parsed arrays (the parsed-cache key)
 PARSE_KEYS = ("name", "task", "sources", "dtype", "positive", "keep_classes",
@@ -191,6 +201,8 @@ def validate_config(cfg: Mapping) -> None:
     if split.get("kind", "random") not in SPLIT_KINDS:
         raise ValueError(f"{where}: split.kind={split.get('kind')!r}; "
                          f"valid kinds: {', '.join(SPLIT_KINDS)}")
+    if split.get("kind") == "kfold":
+        check_kfold(split, where)
     sources = cfg.get("sources")
     if not sources:
         if not cfg.get("alternatives"):
@@ -491,12 +503,65 @@ def _default_split(cfg: Mapping) -> dict:
     return {"kind": "random", "test_size": 0.2, "seed": 0}
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def check_kfold(split: Mapping, where: str) -> tuple[int, int, int]:
+    """Check a ``kind: kfold`` split; return its (folds, fold, seed).
+
+    ``folds`` and ``fold`` must be given (no default test fold): integers with
+    folds >= 2 and 0 <= fold < folds.
+    """
+    folds, fold, seed = split.get("folds"), split.get("fold"), split.get("seed", 0)
+    if not (_is_int(folds) and folds >= 2 and _is_int(fold) and 0 <= fold < folds):
+        raise ValueError(f"{where}: split.kind='kfold' needs integers folds >= 2 and "
+                         f"0 <= fold < folds, got folds={folds!r}, fold={fold!r}")
+    if not _is_int(seed):
+        raise ValueError(f"{where}: split.seed must be an integer, got {seed!r}")
+    if split.get("pool", "all") not in KFOLD_POOLS:
+        raise ValueError(f"{where}: split.pool={split.get('pool')!r}; "
+                         f"valid values: {', '.join(KFOLD_POOLS)}")
+    return int(folds), int(fold), int(seed)
+
+
+def kfold_indices(y: np.ndarray, task: str, folds: int, fold: int, seed: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, test rows) of fold ``fold`` of a shuffled k-fold split.
+
+    Stratified by label for classification (every fold keeps the class
+    proportions up to one row per class), plain for regression. The folds
+    depend on ``seed`` and the labels only, so the ``folds`` runs of one seed
+    partition the rows.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    if len(y) < folds:
+        raise ValueError(f"kfold split: {folds} folds need at least {folds} rows, got {len(y)}")
+    cv = (KFold if task == "regression" else StratifiedKFold)(n_splits=folds, shuffle=True,
+                                                               random_state=seed)
+    for i, (train, test) in enumerate(cv.split(np.zeros((len(y), 1)), y)):
+        if i == fold:
+            return train, test
+    raise ValueError(f"kfold split: fold={fold} not in [0, {folds})")  # pragma: no cover
+
+
 def _split(arrays: dict, roles: list[str], split: Mapping, task: str, name: str):
     kind = split.get("kind", "random")
     if kind == "official":
         if "test" not in roles:
             raise ValueError(f"dataset {name!r}: split.kind=official but it has no test file")
         return arrays["X_train"], arrays["y_train"], arrays["X_test"], arrays["y_test"]
+    if kind == "kfold":
+        folds, fold, seed = check_kfold(split, f"dataset {name!r}")
+        if split.get("pool", "all") == "train":
+            if "train" not in roles:
+                raise ValueError(f"dataset {name!r}: split.pool=train but it has no train file")
+            roles = ["train"]
+        X = np.concatenate([arrays[f"X_{r}"] for r in roles]) if len(roles) > 1 else arrays[f"X_{roles[0]}"]
+        y = np.concatenate([arrays[f"y_{r}"] for r in roles]) if len(roles) > 1 else arrays[f"y_{roles[0]}"]
+        train, test = kfold_indices(y, task, folds, fold, seed)
+        return X[train], y[train], X[test], y[test]
     X = np.concatenate([arrays[f"X_{r}"] for r in roles]) if len(roles) > 1 else arrays[f"X_{roles[0]}"]
     y = np.concatenate([arrays[f"y_{r}"] for r in roles]) if len(roles) > 1 else arrays[f"y_{roles[0]}"]
     if kind == "none":
@@ -545,6 +610,9 @@ def _load_variant(var: dict, top: Mapping, *, data_dir, mirror, fetch_kw) -> Dat
         "subsample_seed": seed,
         "dtype": str(Xtr.dtype),
     }
+    if split.get("kind") == "kfold":
+        meta.update(folds=int(split["folds"]), fold=int(split["fold"]),
+                    split_seed=int(split.get("seed", 0)), pool=str(split.get("pool", "all")))
     if var["task"] != "regression":
         meta["n_classes"] = int(len(arrays["classes"]))
         meta["classes"] = ",".join(arrays["classes"].tolist())

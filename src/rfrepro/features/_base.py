@@ -23,8 +23,10 @@ def check_positive_int(value: object, name: str) -> int:
     return int(value)
 
 
-def row_chunks(n_rows: int, n_cols_out: int, chunk_values: int = CHUNK_VALUES):
+def row_chunks(n_rows: int, n_cols_out: int, chunk_values: int | None = None):
     """Yield slices of at most ``chunk_values / n_cols_out`` rows covering ``n_rows``."""
+    if chunk_values is None:  # read at call time, so the module setting can be tuned
+        chunk_values = CHUNK_VALUES
     step = max(64, chunk_values // max(1, n_cols_out))
     for start in range(0, n_rows, step):
         yield slice(start, min(start + step, n_rows))

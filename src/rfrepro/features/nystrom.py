@@ -8,7 +8,7 @@ from sklearn.utils import check_random_state
 
 from rfrepro.features._base import FeatureMap, check_positive_int
 from rfrepro.features.sampling import SPECTRAL_KERNELS
-from rfrepro.kernels import kernel_matrix
+from rfrepro.kernels import KERNELS, kernel_matrix
 
 
 class Nystroem(FeatureMap):
@@ -97,6 +97,8 @@ class ExactKernel(FeatureMap):
         return {"sigma": self.sigma_}
 
     def _fit(self, X):
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel={self.kernel!r}; valid kernels: {', '.join(KERNELS)}")
         if self.kernel != "polynomial":
             self.sigma_ = self._resolve_sigma(X, self.kernel)
         self.X_fit_ = np.array(X)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rfrepro.data.dataset import TASKS
+
 
 def prediction_metrics(
     task: str, y_true: np.ndarray, y_pred: np.ndarray, *, bayes_error: float | None = None
@@ -15,6 +17,8 @@ def prediction_metrics(
     Classification: ``accuracy``, ``error`` = 1 - accuracy and, when the Bayes
     error is known (generated data), ``excess_risk`` = error - bayes_error.
     """
+    if task not in TASKS:
+        raise ValueError(f"task={task!r}; valid tasks: {', '.join(TASKS)}")
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if y_true.shape != y_pred.shape:

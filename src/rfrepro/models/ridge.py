@@ -75,6 +75,11 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         W = self.dual_coef_ if self.precomputed else self.coef_
         return X.astype(np.float64, copy=False) @ W
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
 
 class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     """Least-squares classification on +-1 targets, one-vs-rest for multiclass.
@@ -112,10 +117,12 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return self.ridge_.predict(X)
+        scores = self.ridge_.predict(X)
+        # binary: one column of scores, returned 1-D as scikit-learn classifiers do
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
         scores = self.decision_function(X)
-        if scores.shape[1] == 1:
-            return self.classes_[(scores[:, 0] > 0).astype(int)]
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

@@ -16,6 +16,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 def _resolve_C(C: float | None, lam: float | None, m: int) -> float:
     if (C is None) == (lam is None):
         raise ValueError(f"give exactly one of C and lam (got C={C!r}, lam={lam!r})")
+    if lam is not None and not (np.isfinite(float(lam)) and float(lam) > 0):
+        raise ValueError(f"lam must be positive and finite, got {lam!r}")
     value = float(C) if C is not None else 1.0 / (float(lam) * m)
     if not (np.isfinite(value) and value > 0):
         raise ValueError(f"C must be positive and finite (C={C!r}, lam={lam!r}, m={m})")

@@ -1,0 +1,163 @@
+"""Tests of ridge regression / KRR and the least-squares classifier."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import RidgeClassifier
+
+from rfrepro.models.ridge import LeastSquaresClassifier, RidgeRegression
+
+
+def _problem(n: int, D: int, seed: int = 0, n_targets: int | None = None):
+    rng = np.random.RandomState(seed)
+    Z = rng.standard_normal((n, D))
+    shape = (n,) if n_targets is None else (n, n_targets)
+    y = rng.standard_normal(shape)
+    return Z, y
+
+
+def _closed_form(Z, y, lam):
+    return np.linalg.inv(Z.T @ Z + lam * np.eye(Z.shape[1])) @ Z.T @ y
+
+
+@pytest.mark.parametrize("n, D", [(40, 10), (40, 40), (15, 40)], ids=["primal", "square", "dual"])
+@pytest.mark.parametrize("lam", [1e-3, 0.7, 25.0])
+def test_ridge_equals_closed_form(n, D, lam):
+    Z, y = _problem(n, D)
+    model = RidgeRegression(lam).fit(Z, y)
+    assert model.coef_.shape == (D,)
+    np.testing.assert_allclose(model.coef_, _closed_form(Z, y, lam), rtol=1e-8, atol=1e-10)
+    Zt = np.random.RandomState(9).standard_normal((5, D))
+    np.testing.assert_allclose(model.predict(Zt), Zt @ _closed_form(Z, y, lam), rtol=1e-8, atol=1e-10)
+
+
+def test_ridge_multi_output():
+    Z, Y = _problem(30, 8, n_targets=3)
+    model = RidgeRegression(0.5).fit(Z, Y)
+    assert model.coef_.shape == (8, 3) and model.predict(Z).shape == (30, 3)
+    np.testing.assert_allclose(model.coef_, _closed_form(Z, Y, 0.5), rtol=1e-9)
+    for k in range(3):
+        np.testing.assert_allclose(RidgeRegression(0.5).fit(Z, Y[:, k]).coef_, model.coef_[:, k])
+
+
+@pytest.mark.parametrize("lam", [1e-2, 3.0])
+def test_primal_and_dual_branches_agree(lam):
+    # one problem through both branches: rows of zeros (target 0) leave
+    # ||y - Z w||^2 + lam ||w||^2 unchanged but move D = 40 from > n to <= n
+    Z, y = _problem(15, 40)
+    dual = RidgeRegression(lam).fit(Z, y)  # 15 x 40: dual branch
+    Zp = np.vstack([Z, np.zeros((25, 40))])
+    yp = np.concatenate([y, np.zeros(25)])
+    primal = RidgeRegression(lam).fit(Zp, yp)  # 40 x 40: primal branch
+    np.testing.assert_allclose(dual.coef_, primal.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dual.coef_, _closed_form(Z, y, lam), rtol=1e-8, atol=1e-10)
+    # the dual solution lies in the row space of Z: w = Z^T (Z Z^T + lam I)^-1 y
+    a = np.linalg.solve(Z @ Z.T + lam * np.eye(15), y)
+    np.testing.assert_allclose(dual.coef_, Z.T @ a, rtol=1e-8, atol=1e-10)
+
+
+def test_branches_agree_on_same_data():
+    # wide data solved by the dual branch equals the explicit primal solve
+    Z, y = _problem(12, 50, seed=3)
+    lam = 0.3
+    dual = RidgeRegression(lam).fit(Z, y).coef_
+    primal = np.linalg.solve(Z.T @ Z + lam * np.eye(50), Z.T @ y)
+    np.testing.assert_allclose(dual, primal, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("n, D", [(30, 10), (30, 60)])
+def test_precomputed_kernel_push_through(n, D):
+    Z, y = _problem(n, D, seed=1)
+    Zt = np.random.RandomState(2).standard_normal((8, D))
+    lam = 0.4
+    on_features = RidgeRegression(lam).fit(Z, y)
+    on_kernel = RidgeRegression(lam, precomputed=True).fit(Z @ Z.T, y)
+    assert on_kernel.dual_coef_.shape == (n,)
+    np.testing.assert_allclose(on_kernel.predict(Z @ Z.T), on_features.predict(Z), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(on_kernel.predict(Zt @ Z.T), on_features.predict(Zt), rtol=1e-8, atol=1e-10)
+    assert on_kernel.input_kind == "kernel" and on_features.input_kind == "features"
+
+
+def test_precomputed_kernel_must_be_square():
+    with pytest.raises(ValueError, match="square"):
+        RidgeRegression(1.0, precomputed=True).fit(np.ones((5, 4)), np.ones(5))
+
+
+def test_lam_zero_interpolates_rank_deficient():
+    # lam = 0 on rank-deficient Z: least squares, no crash
+    Z = np.repeat(np.random.RandomState(0).standard_normal((10, 3)), 2, axis=1)
+    y = Z @ np.arange(6.0)
+    model = RidgeRegression(0.0).fit(Z, y)
+    np.testing.assert_allclose(model.predict(Z), y, atol=1e-8)
+
+
+@pytest.mark.parametrize("lam", [-1e-6, -1.0, np.nan, np.inf])
+def test_bad_lam(lam):
+    Z, y = _problem(10, 3)
+    with pytest.raises(ValueError, match="lam"):
+        RidgeRegression(lam).fit(Z, y)
+    with pytest.raises(ValueError, match="lam"):
+        LeastSquaresClassifier(lam).fit(Z, (y > 0).astype(int))
+
+
+def test_ridge_float32_input():
+    Z, y = _problem(30, 5)
+    m64 = RidgeRegression(0.1).fit(Z, y)
+    m32 = RidgeRegression(0.1).fit(Z.astype(np.float32), y)
+    np.testing.assert_allclose(m32.coef_, m64.coef_, rtol=1e-4, atol=1e-5)
+    assert m32.predict(Z.astype(np.float32)).dtype == np.float64
+
+
+# ---------------------------------------------------------------- LeastSquaresClassifier
+
+
+def _classification(n_classes: int, seed: int = 0):
+    rng = np.random.RandomState(seed)
+    Z = rng.standard_normal((60, 8))
+    centers = rng.standard_normal((n_classes, 8)) * 1.5
+    y = rng.randint(n_classes, size=60)
+    Z += centers[y]
+    return Z, np.array(["ant", "bee", "cat", "dog"])[y]
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("lam", [1e-3, 2.0])
+def test_least_squares_classifier_matches_ridge_classifier(n_classes, lam):
+    Z, y = _classification(n_classes)
+    Zt, _ = _classification(n_classes, seed=1)
+    ours = LeastSquaresClassifier(lam).fit(Z, y)
+    ref = RidgeClassifier(alpha=lam, fit_intercept=False, solver="cholesky").fit(Z, y)
+    np.testing.assert_array_equal(ours.classes_, ref.classes_)
+    np.testing.assert_array_equal(ours.predict(Zt), ref.predict(Zt))
+    np.testing.assert_array_equal(ours.predict(Z), ref.predict(Z))
+    np.testing.assert_allclose(
+        np.ravel(ours.decision_function(Zt)), np.ravel(ref.decision_function(Zt)), rtol=1e-7, atol=1e-9
+    )
+    assert ours.score(Z, y) == pytest.approx(ref.score(Z, y))
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_decision_function_shape_follows_sklearn(n_classes):
+    # scikit-learn's convention (and LinearSVM's): (n_samples,) for two classes,
+    # (n_samples, n_classes) otherwise
+    Z, y = _classification(n_classes)
+    scores = LeastSquaresClassifier(0.1).fit(Z, y).decision_function(Z)
+    ref = RidgeClassifier(alpha=0.1, fit_intercept=False).fit(Z, y).decision_function(Z)
+    assert scores.shape == ref.shape
+
+
+def test_least_squares_classifier_precomputed():
+    Z, y = _classification(3)
+    Zt, _ = _classification(3, seed=1)
+    on_features = LeastSquaresClassifier(0.5).fit(Z, y)
+    on_kernel = LeastSquaresClassifier(0.5, precomputed=True).fit(Z @ Z.T, y)
+    np.testing.assert_array_equal(on_kernel.predict(Zt @ Z.T), on_features.predict(Zt))
+    np.testing.assert_allclose(
+        on_kernel.decision_function(Zt @ Z.T), on_features.decision_function(Zt), rtol=1e-8, atol=1e-10
+    )
+
+
+def test_least_squares_classifier_needs_two_classes():
+    with pytest.raises(ValueError, match="2 classes"):
+        LeastSquaresClassifier().fit(np.ones((4, 2)), np.zeros(4))
