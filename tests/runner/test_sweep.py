@@ -81,3 +81,18 @@ def test_threads_per_job_do_not_oversubscribe(monkeypatch):
     assert threads_for(1) == 2
     monkeypatch.setattr("os.cpu_count", lambda: 16)
     assert threads_for(3) == 5
+
+
+@pytest.mark.parametrize("study", ["sun2018/fig1", "sun2018/fig4", "spine/rff-kernel-approx"])
+def test_cached_composition_equals_hydra_compose(study):
+    from omegaconf import OmegaConf
+
+    from rfrepro.config import compose
+    from rfrepro.runner.run import run_id
+    from rfrepro.runner.sweep import compose_cached
+
+    jobs = expand(study) + expand(study, smoke=True)
+    for job in jobs[:: max(1, len(jobs) // 12)]:
+        fast, slow = compose_cached(job.overrides), compose(job.overrides)
+        assert OmegaConf.to_container(fast, resolve=True) == OmegaConf.to_container(slow, resolve=True)
+        assert run_id(fast) == run_id(slow)

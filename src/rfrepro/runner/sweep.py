@@ -23,7 +23,7 @@ from joblib import Parallel, delayed
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 
-from rfrepro.config import compose, options
+from rfrepro.config import GROUPS, compose, options
 from rfrepro.runner.env import threads_for
 
 
@@ -91,12 +91,41 @@ def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) ->
     return jobs
 
 
+_BASES: dict[tuple[str, ...], object] = {}
+
+
+def compose_cached(overrides: list[str]):
+    """``compose(overrides)`` with the group choices composed once per process.
+
+    Hydra's compose costs tens of milliseconds to seconds (it copies its whole
+    config repository); a sweep has few distinct group choices (dataset,
+    method, model, experiment) but many key=value points. The base config of a
+    group choice is composed once, then the key=value overrides are parsed by
+    Hydra's own parser and applied in order, giving the same config.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    def is_group(o: str) -> bool:
+        key = o.lstrip("+~").split("=", 1)[0]
+        return "." not in key and key in GROUPS
+
+    groups = tuple(o for o in overrides if is_group(o))
+    if groups not in _BASES:
+        _BASES[groups] = compose(list(groups))
+    cfg = _BASES[groups].copy()
+    for ov in OverridesParser.create().parse_overrides([o for o in overrides if not is_group(o)]):
+        if ov.is_delete() or ov.is_sweep_override():
+            return compose(overrides)  # rare forms: let Hydra handle them
+        OmegaConf.update(cfg, ov.key_or_group, ov.value(), merge=True, force_add=ov.is_force_add() or ov.is_add())
+    return cfg
+
+
 def _run_job(job: Job, threads: int | None, force: bool) -> dict:
     from rfrepro.runner.run import run_and_record
 
     overrides = job.overrides + [f"threads={_fmt(threads)}", f"force={_fmt(force)}"]
     try:
-        cfg = compose(overrides)
+        cfg = compose_cached(overrides)
     except Exception as exc:  # noqa: BLE001 - a bad point must not stop the sweep
         return {"status": "failed", "arm": job.arm, "error": f"config: {exc}", "overrides": overrides}
     rec = run_and_record(cfg)
