@@ -10,12 +10,13 @@ from rfrepro.runner.sweep import expand, run_sweep
 
 def test_expand_full_and_smoke_sizes():
     full = expand("sun2018/fig1")
-    # 17 lambdas x 10 seeds for KSVM, and the same x 1 value of N for RFSVM
-    assert len(full) == 2 * 17 * 10
+    # 17 lambdas x 10 seeds for KSVM, and the same x 1 value of N for RFSVM unif and opt
+    assert len(full) == 3 * 17 * 10
     smoke = expand("sun2018/fig1", smoke=True)
-    assert len(smoke) == 2 * 3 * 2
+    assert len(smoke) == 3 * 3 * 2
     assert all("smoke=true" in job.overrides for job in smoke)
-    assert {job.arm for job in smoke} == {"ksvm", "rfsvm_unif"}
+    assert {job.arm for job in smoke} == {"ksvm", "rfsvm_unif", "rfsvm_opt"}
+    assert len(expand("sun2018/appendix")) == 17 * 10 * (1 + 2 * 3)
 
 
 def test_unknown_experiment_lists_valid_ones():
@@ -42,10 +43,10 @@ def test_sweep_resumes_after_a_crash_and_keeps_finished_runs(results_root, monke
 
     monkeypatch.setattr(sweep_mod, "_run_job", real)
     res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
-    assert len(res) == 12
+    assert len(res) == 18
     assert sum(bool(r.get("_skipped")) for r in res) == 3
     assert all(r["status"] == "ok" for r in res)
-    assert len(store.records()) == 12
+    assert len(store.records()) == 18
 
 
 def test_a_failing_point_does_not_stop_the_sweep(results_root, monkeypatch):
@@ -58,19 +59,19 @@ def test_a_failing_point_does_not_stop_the_sweep(results_root, monkeypatch):
     extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
     res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
     status = {(r["arm"], r["status"]) for r in res}
-    assert status == {("rfsvm_unif", "failed"), ("ksvm", "ok")}
+    assert status == {("rfsvm_unif", "failed"), ("rfsvm_opt", "failed"), ("ksvm", "ok")}
     failed = [r for r in RecordStore(results_root, "sun2018-fig1").records() if r["status"] == "failed"]
-    assert len(failed) == 6
+    assert len(failed) == 12
     assert all("solver exploded" in r["traceback"] for r in failed)
 
 
 def test_parallel_sweep_matches_serial(results_root):
     extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
     res = run_sweep("sun2018/fig1", smoke=True, jobs=2, extra=extra, progress=False)
-    assert sorted(r["status"] for r in res) == ["ok"] * 12
+    assert sorted(r["status"] for r in res) == ["ok"] * 18
     acc_par = {r["run_id"]: r["metrics"]["accuracy"] for r in RecordStore(results_root, "sun2018-fig1").records()}
     res2 = run_sweep("sun2018/fig1", smoke=True, jobs=1, force=True, extra=extra, progress=False)
-    assert len(res2) == 12
+    assert len(res2) == 18
     acc_ser = {r["run_id"]: r["metrics"]["accuracy"] for r in RecordStore(results_root, "sun2018-fig1").records()}
     assert acc_par == acc_ser
 
