@@ -1,0 +1,113 @@
+"""Shared pieces of the Chen, Yang, King and Lyu (2015) studies: labels, styles, curves, slopes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from rfrepro.plots import finished, mean_std
+
+#: Sweep arm -> the paper's method name, in the paper's legend order.
+LABELS = {"rks": "RKS", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp", "quasi": "Quasi", "ffood": "Ffood"}
+TEFM = ("tefm_g", "tefm_s")
+BASELINES = ("rks", "comp", "quasi", "ffood")
+#: Colours/markers of this paper's arms (the shared STYLE has none of them).
+STYLE = {
+    "rks": ("tab:blue", "o"), "tefm_g": ("tab:red", "^"), "tefm_s": ("tab:orange", "v"),
+    "comp": ("tab:green", "s"), "quasi": ("tab:purple", "D"), "ffood": ("tab:brown", "x"),
+    "exact": ("black", "*"),
+}
+#: Dataset config name -> the paper's name, in the paper's order.
+DATASETS = {"cpu": "Cpu", "a9a": "A9a", "blogfeedback": "BlogFeedback", "slice": "Slice Localization",
+            "ujiindoorloc": "UJIIndoorLoc", "mnist": "Mnist"}
+#: The dataset Figs. 2 and 3 are about; any other regression set in them is a substitute.
+PAPER_KRR_DATASET = "slice"
+
+
+def dataset_names(table: pd.DataFrame) -> list[str]:
+    """Dataset names in the table, in the paper's order (unknown ones last, sorted)."""
+    present = set(table["dataset.name"].dropna()) if "dataset.name" in table else set()
+    return [d for d in DATASETS if d in present] + sorted(present - set(DATASETS))
+
+
+def display_name(name: str, variant: str | None = None) -> str:
+    """The paper's name of a dataset, with the loaded variant when it differs (cpu -> cpuact)."""
+    label = DATASETS.get(name, name)
+    if variant and isinstance(variant, str) and variant != name:
+        label += f" [{variant} loaded]"
+    return label
+
+
+def substitute_label(name: str, variant: str | None = None) -> str:
+    """Panel / claim label: the paper's dataset as is, any other one marked as a substitute for Slice."""
+    label = display_name(name, variant)
+    if name == PAPER_KRR_DATASET:
+        return label
+    return f"{label} (substitute for {DATASETS[PAPER_KRR_DATASET]})"
+
+
+def not_run_reason(table: pd.DataFrame, name: str) -> str:
+    statuses = set(table.loc[table["dataset.name"] == name, "status"]) if "status" in table else set()
+    return "data unavailable" if statuses == {"unavailable"} else "no finished runs"
+
+
+def variant_of(sub: pd.DataFrame) -> str | None:
+    if "dataset.variant" not in sub or sub["dataset.variant"].dropna().empty:
+        return None
+    return str(sub["dataset.variant"].dropna().iloc[0])
+
+
+def plot_curves(ax, sub: pd.DataFrame, x: str, y: str) -> None:
+    """Mean +- std over seeds of ``y`` against ``x``, one line per arm."""
+    g = mean_std(sub, x, y, "arm")
+    for arm in [a for a in LABELS if a in set(g["arm"])]:
+        a = g[g["arm"] == arm].sort_values(x)
+        color, marker = STYLE[arm]
+        ax.plot(a[x], a["mean"], marker=marker, ms=4, color=color, label=LABELS[arm])
+        ax.fill_between(a[x], a["mean"] - a["std"], a["mean"] + a["std"], alpha=0.15, color=color)
+
+
+def means(table: pd.DataFrame, y: str, x: str = "fitted.n_features_out") -> pd.DataFrame:
+    """Mean of ``y`` over seeds: rows (dataset, l), one column per arm."""
+    t = finished(table)
+    if t.empty:
+        return pd.DataFrame()
+    return t.groupby(["dataset.name", x, "arm"])[y].mean().unstack("arm")
+
+
+def geo_mean(values) -> float:
+    v = np.asarray(list(values), dtype=float)
+    if np.isposinf(v).any():   # a target never reached
+        return float("inf")
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(np.log(v).mean())) if v.size else float("nan")
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (NaN with fewer than 2 distinct x)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    x, y = x[keep], y[keep]
+    if np.unique(x).size < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def features_to_reach(curve: pd.Series, target: float) -> float:
+    """Features a method needs to reach ``target`` (its mean error vs l, interpolated in log l).
+
+    ``curve`` is indexed by l. Returns inf when the curve never gets down to the
+    target, and the smallest l when it starts below it.
+    """
+    c = curve.dropna().sort_index()
+    if c.empty:
+        return float("nan")
+    ls, ys = c.index.to_numpy(dtype=float), c.to_numpy(dtype=float)
+    if ys[0] <= target:
+        return float(ls[0])
+    for i in range(1, len(ls)):
+        if ys[i] <= target:
+            # linear in log l between the last point above and the first below
+            w = (ys[i - 1] - target) / (ys[i - 1] - ys[i])
+            return float(np.exp(np.log(ls[i - 1]) + w * (np.log(ls[i]) - np.log(ls[i - 1]))))
+    return float("inf")
