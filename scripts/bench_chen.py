@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import platform
 import time
 from collections.abc import Callable
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 from rfrepro.features.fastfood import Fastfood
 from rfrepro.features.hadamard import fwht, fwht_inplace
 from rfrepro.features.rff import RandomFourierFeatures
 from rfrepro.features.tefm import TEFMG, TEFMS
+from rfrepro.runner.env import summary_line
 
 
 def best_time(func: Callable[[], object], repeats: int) -> float:
@@ -50,18 +49,7 @@ def best_time(func: Callable[[], object], repeats: int) -> float:
 
 
 def environment() -> str:
-    import numba
-
-    blas = [
-        f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} threads)"
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
-    ]
-    return (
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"numba {numba.__version__} ({numba.get_num_threads()} threads), "
-        f"cores {os.cpu_count()}, BLAS: {'; '.join(blas) or 'unknown'}"
-    )
+    return summary_line()
 
 
 def numpy_fwht(X: np.ndarray) -> np.ndarray:

@@ -29,17 +29,16 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import platform
 import time
 from collections.abc import Callable
 
 import numpy as np
-import sklearn
 from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.kernel_approximation import RBFSampler
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 from rfrepro.features import Nystroem, RandomFourierFeatures
+from rfrepro.runner.env import summary_line
 
 TARGET_RKS_OVER_GEMM = 1.3
 
@@ -65,19 +64,7 @@ def best_times(
 
 
 def environment() -> str:
-    import numba
-
-    blas = [
-        f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} threads)"
-        for i in threadpool_info()
-        if i.get("user_api") == "blas"
-    ]
-    return (
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"scikit-learn {sklearn.__version__}, numba {numba.__version__} "
-        f"({numba.get_num_threads()} threads), cores {os.cpu_count()}, "
-        f"BLAS: {'; '.join(blas) or 'unknown'}"
-    )
+    return summary_line()
 
 
 def load_average() -> str:

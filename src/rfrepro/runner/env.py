@@ -123,3 +123,14 @@ class limit_threads:
 
                 numba.set_num_threads(self._numba_before)
         return False
+
+
+def summary_line() -> str:
+    """One line of versions, cores and BLAS, for benchmark headers."""
+    import numba
+
+    v, m = versions(), machine()
+    return (
+        f"python {v['python']}, numpy {v['numpy']}, scikit-learn {v['scikit-learn']}, "
+        f"numba {v['numba']} ({numba.get_num_threads()} threads), cores {m['cores']}, BLAS: {m['blas']}"
+    )
