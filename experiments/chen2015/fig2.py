@@ -34,17 +34,20 @@ RMSE = "metrics.rel_rmse"
 MAJORITY = 0.7
 
 
+def _span(values: pd.Series, fmt: str = "{:.4g}") -> str:
+    lo, hi = float(values.min()), float(values.max())
+    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)} .. {fmt.format(hi)}"
+
+
 def cv_choice(sub: pd.DataFrame) -> str:
-    """'sigma = ..., lambda = ...' as recorded by the runs (one CV per training set)."""
+    """'CV chose sigma = ..., lambda = ...' as recorded by the runs (one CV per training set and seed)."""
     if "cv.sigma" not in sub or sub["cv.sigma"].dropna().empty:
         return "sigma, lambda: not recorded"
-    pairs = sub[["cv.sigma", "cv.lam"]].dropna().drop_duplicates()
-    rule = sub["cv.sigma_rule_value"].dropna() if "cv.sigma_rule_value" in sub else pd.Series(dtype=float)
-    txt = "; ".join(f"sigma = {s:.4g}, lambda = {lam:.3g}" for s, lam in pairs.itertuples(index=False))
-    if len(rule):
-        lo, hi = float(rule.min()), float(rule.max())
-        txt += f" (median rule {lo:.4g})" if lo == hi else f" (median rule {lo:.4g} .. {hi:.4g}, per seed)"
-    return "CV chose " + txt
+    txt = f"CV chose sigma = {_span(sub['cv.sigma'].dropna())}, lambda = {_span(sub['cv.lam'].dropna(), '{:.3g}')}"
+    if "cv.sigma_rule_value" in sub and sub["cv.sigma_rule_value"].notna().any():
+        factor = (sub["cv.sigma"] / sub["cv.sigma_rule_value"]).dropna()
+        txt += f" ({_span(factor, '{:.3g}')} x median rule {_span(sub['cv.sigma_rule_value'].dropna())})"
+    return txt
 
 
 def _panel_title(sub: pd.DataFrame, name: str) -> str:

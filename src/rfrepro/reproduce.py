@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("RFREPRO_JOBS", os.cpu_count() or 1)))
     ap.add_argument("--force", action="store_true", help="redo finished runs")
     ap.add_argument("--outputs-only", action="store_true", help="rebuild outputs from the records")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)  # overrides may come before or after options
     if args.study == "list":
         print("\n".join(options("experiment")))
         return 0

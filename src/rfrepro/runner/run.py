@@ -291,7 +291,7 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
     base["compute_id"] = cid
     source = None if cfg.force else _reusable(cfg.paths.results, cid)
     if source is not None:
-        keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel",
+        keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
                                        "started", "finished", "env") if k in source}
         rec = {**base, **keep, "status": FINISHED,
                "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
