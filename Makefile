@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 JOBS ?= 2
 SMOKE ?=
 SMOKE_FLAG := $(if $(filter-out 0,$(SMOKE)),--smoke,)
-EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' | sed -e 's|conf/experiment/||' -e 's|\.yaml$$||' | sort)
+EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 's|conf/experiment/||' -e 's|\.yaml$$||' | sort)
 
 .PHONY: setup demo test test-all smoke report list lint bench clean-results help
 .DEFAULT_GOAL := help

@@ -27,6 +27,8 @@ ARM_STYLE = {"svm_full": ("tab:blue", "o"), "svm_small": ("tab:cyan", "s"),
              "ls_full": ("tab:red", "^"), "ls_small": ("tab:orange", "v")}
 #: C2.2's datasets: low-rank (loss < 1 point) and the two digit sets (larger loss).
 LOW_RANK, DIGITS = ("checkerboard", "adult"), ("mnist", "usps")
+#: C2.1: the paper's smallest D / D* (adult, 500 / 105 = 4.76), the bottom of its "5x to 250x".
+C21_MIN_RATIO = 4.7
 #: C2.3: a log-log slope of selection time against n in this range counts as linear.
 LINEAR_SLOPE = (0.8, 1.2)
 #: C2.4: full-RFF accuracy within this many points of the paper's.
@@ -207,8 +209,9 @@ def _c21(g: pd.DataFrame) -> dict:
     return claim(
         "C2.1", "D* is far smaller than D (by 5x to 250x, as in the paper's table) on every dataset",
         {"D_over_Dstar": ran, "paper_D_over_Dstar": paper},
-        all(v >= 5.0 for v in ran.values()) if ran else None,
-        "pass: D / mean D* >= 5 on every dataset run (the paper's smallest ratio, adult, is 4.8)"
+        all(v >= C21_MIN_RATIO for v in ran.values()) if ran else None,
+        f"pass: D / mean D* >= {C21_MIN_RATIO} on every dataset run (the paper's own smallest ratio, "
+        "adult's 500 / 105; '5x' in the claim rounds it)"
         + ("" if len(ran) == len(DATASETS) else
            f"; not run: {', '.join(k for k, v in ratios.items() if v is None)}"),
     )
