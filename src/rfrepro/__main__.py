@@ -2,11 +2,15 @@
 
 Each job writes one record under ``<paths.results>/runs/<paper>-<item>/``;
 ``python -m rfrepro.reproduce <paper>/<item> --outputs-only`` or ``make report``
-rebuilds the tables and figures from the records.
+rebuilds the tables and figures from the records. A job whose run does not
+finish (failed, data unavailable, or computed by another process) raises, so
+the command exits with status 1 (Hydra's status for a failed job) after all
+jobs ran; each job prints one line saying what happened.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import hydra
@@ -15,8 +19,12 @@ from omegaconf import DictConfig, open_dict
 from rfrepro.config import check_overrides, conf_dir
 
 
+class RunNotFinished(RuntimeError):
+    """A run ended failed / unavailable / busy: the command must not exit 0."""
+
+
 def _threads_from_launcher(cfg: DictConfig):
-    """Limit threads per job under the joblib launcher (cores // n_jobs)."""
+    """Threads per job: an explicit ``threads=`` wins; the joblib launcher gets cores // n_jobs."""
     if cfg.threads is not None:
         return cfg.threads
     try:
@@ -29,26 +37,44 @@ def _threads_from_launcher(cfg: DictConfig):
         from rfrepro.runner.env import threads_for
 
         n_jobs = int(launcher.get("n_jobs") or -1)
-        import os
-
         return threads_for(os.cpu_count() if n_jobs < 1 else n_jobs)
     return None
 
 
+def _executor() -> str:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        target = str(HydraConfig.get().launcher.get("_target_", ""))
+    except (ValueError, ImportError):
+        return "hydra"
+    return "hydra:" + (target.rsplit(".", 1)[-1] or "basic")
+
+
 def task(cfg: DictConfig) -> float | None:
     from rfrepro.runner.run import run_and_record
+    from rfrepro.runner.summary import MIRROR_HELP
     from rfrepro.runner.sweep import infer_arm
+    from rfrepro.runner.validate import check_run_config
 
     with open_dict(cfg):
         cfg.threads = _threads_from_launcher(cfg)
         cfg.arm = cfg.arm or infer_arm(cfg)
-        cfg.pop("sweep", None)
-        cfg.pop("smoke_sweep", None)
+    try:
+        check_run_config(cfg)
+    except ValueError as exc:
+        raise RunNotFinished(f"bad config: {exc}") from None
+    os.environ["RFREPRO_EXECUTOR"] = _executor()
     rec = run_and_record(cfg)
     status = "skipped (finished before)" if rec.get("_skipped") else rec["status"]
     metrics = rec.get("metrics") or {}
     shown = ", ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float))
-    print(f"[{status}] {rec['study']} {rec['arm']} seed={rec['seed']} {shown} {rec.get('error', '')}")
+    print(f"[{status}] {rec.get('study')} {rec.get('arm')} seed={cfg.seed} run={rec.get('run_id')} {shown}")
+    if rec["status"] != "ok":
+        where = f"{cfg.paths.results}/runs/{cfg.study.paper}-{cfg.study.item}/{rec.get('run_id')}.json"
+        first = str(rec.get("error") or rec["status"]).splitlines()[0]
+        hint = f"; {MIRROR_HELP}" if rec["status"] == "unavailable" else ""
+        raise RunNotFinished(f"run {rec.get('run_id')} {rec['status']}: {first} (record: {where}){hint}")
     return metrics.get("error")
 
 

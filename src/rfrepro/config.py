@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from pathlib import Path
@@ -60,8 +61,10 @@ def check_overrides(overrides: list[str]) -> None:
         valid = options(key)
         for choice in value.split(","):
             if choice and choice != "null" and choice not in valid:
+                close = difflib.get_close_matches(choice, valid, n=3, cutoff=0.5)
+                hint = f"did you mean {' or '.join(close)}? " if close else ""
                 raise ValueError(
-                    f"unknown {key} {choice!r}; valid {key} names: {', '.join(valid)}"
+                    f"unknown {key} {choice!r}; {hint}valid {key} names: {', '.join(valid)}"
                 )
 
 

@@ -1,7 +1,10 @@
-"""results/REPORT.md: every figure and table produced so far, each study's claims
-with measured values and verdicts, failed runs, and provenance.
+"""results/REPORT.md: every study's figure and table, its claims judged with intervals over
+seeds, its declared deviations from the paper, its failed and extra runs, and provenance.
 
     python -m rfrepro.report [--smoke] [--no-rebuild]
+
+Every study is listed, including those with no runs yet; one study whose outputs
+cannot be built does not stop the report.
 """
 
 from __future__ import annotations
@@ -14,19 +17,25 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfrepro.config import compose, options
 from rfrepro.reproduce import results_root
-from rfrepro.results.outputs import build_outputs, failed_runs
-from rfrepro.results.store import RecordStore, atomic_write_text
+from rfrepro.results.outputs import build_outputs, failed_runs, slug_of
+from rfrepro.results.store import atomic_write_text
 from rfrepro.runner.env import provenance
 
-VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "not-run": "not run"}
+VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run"}
 
 
-def _studies(root: Path) -> list[str]:
-    runs = root / "runs"
-    if not runs.is_dir():
-        return []
-    return sorted(p.name.replace("-", "/", 1) for p in runs.iterdir() if p.is_dir() and any(p.glob("*.json")))
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _num(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
 
 
 def _fmt_measured(value) -> str:
@@ -38,99 +47,143 @@ def _fmt_measured(value) -> str:
     return "-" if value is None else str(value)
 
 
-def _md_escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def deviations(study: str) -> list[dict]:
+    """The study config's declared ``deviations:`` (what differs from the paper, why, effect)."""
+    from omegaconf import OmegaConf
+
+    try:
+        cfg = compose([f"experiment={study}"])
+    except Exception:  # noqa: BLE001 - a broken config is reported elsewhere
+        return []
+    devs = OmegaConf.to_container(cfg.get("deviations") or [], resolve=False)
+    return [d if isinstance(d, dict) else {"what": str(d)} for d in devs]
+
+
+def claim_rows(claims: list[dict]) -> list[str]:
+    lines = ["| claim | paper | statistic | estimate [95% CI] | n | threshold | verdict | reason |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in claims:
+        if "estimate" in c:
+            est = (f"{_num(c.get('estimate'))} [{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+                   if c.get("estimate") is not None else "-")
+            thr = ("-" if c.get("threshold") is None else
+                   f"{'>' if c.get('side') == 'greater' else '<'} {_num(c.get('threshold'))}"
+                   + (f" ({_md(c.get('threshold_why'))})" if c.get("threshold_why") else ""))
+            n = c.get("n_seeds", "-")
+        else:  # a study still using the old pass/fail form
+            est, thr, n = _fmt_measured(c.get("measured")), "-", "-"
+        lines.append(
+            f"| {c['id']} | {_md(c.get('paper_text') or c.get('statement', ''))} | {_md(c.get('statistic', '-'))} "
+            f"| {_md(est)} | {n} | {thr} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** "
+            f"| {_md(c.get('reason') or c.get('note') or '')} |")
+    return lines
 
 
 def study_section(study: str, root: Path) -> str:
-    slug = study.replace("/", "-")
-    table = RecordStore(root, slug).table()
+    slug = slug_of(study)
     lines = [f"## {study}", ""]
-    if table.empty:
-        return "\n".join(lines + ["No runs recorded.", ""])
-    title = table.get("study_title")
-    counts = table["status"].value_counts().to_dict() if "status" in table else {}
-    lines.append(
-        f"Runs: {len(table)} ("
-        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-        + f"). Table: `tables/{slug}.parquet`."
-    )
-    commits = sorted(set(table.get("env.git_commit", pd.Series(dtype=str)).dropna()))
-    if commits:
-        lines.append(f"Code version(s) of these runs: {', '.join(f'`{c}`' for c in commits)}.")
-    if title is not None:
+    devs = deviations(study)
+    status_path = root / "tables" / f"{slug}.status.json"
+    status = json.loads(status_path.read_text()) if status_path.is_file() else None
+    table = pd.read_parquet(root / "tables" / f"{slug}.parquet") \
+        if (root / "tables" / f"{slug}.parquet").is_file() and status else pd.DataFrame()
+    if status is None:
+        lines += ["Not run yet: no records for this study.", ""]
+    else:
+        counts = status.get("counts") or {}
+        lines.append(f"Runs in the paper's grid: {status['expected_runs']} ("
+                     + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+                     + (f", {status['missing']} not run yet" if status.get("missing") else "")
+                     + f"). Table: `tables/{slug}.parquet`.")
+        versions = sorted(set(table.get("code_version", pd.Series(dtype=str)).dropna())) if len(table) else []
+        if versions:
+            lines.append(f"Code version(s): {', '.join(f'`{v}`' for v in versions)}.")
         lines.append("")
-    lines.append("")
-    for ext in ("png",):
-        fig = root / "figures" / f"{slug}.{ext}"
+        fig = root / "figures" / f"{slug}.png"
         if fig.is_file():
-            lines += [f"![{study}](figures/{slug}.{ext})", ""]
-    summary = root / "tables" / f"{slug}.md"
-    if summary.is_file():
-        lines += [summary.read_text().strip(), ""]
+            lines += [f"![{study}](figures/{slug}.png)", ""]
+        summary = root / "tables" / f"{slug}.md"
+        if summary.is_file():
+            lines += [summary.read_text().strip(), ""]
     cpath = root / "claims" / f"{slug}.json"
-    if cpath.is_file():
-        claims = json.loads(cpath.read_text())
-        lines += ["| claim | statement | measured | verdict | note |", "|---|---|---|---|---|"]
-        for c in claims:
-            lines.append(
-                f"| {c['id']} | {_md_escape(c['statement'])} | {_md_escape(_fmt_measured(c.get('measured')))} "
-                f"| **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** | {_md_escape(c.get('note', ''))} |"
-            )
+    if status is not None and cpath.is_file():
+        lines += claim_rows(json.loads(cpath.read_text())) + [""]
+    if devs:
+        lines += ["Deviations from the paper (declared in the study's config):", ""]
+        for d in devs:
+            lines.append(f"- **{_md(d.get('what', ''))}**"
+                         + (f" Why: {_md(d['why'])}" if d.get("why") else "")
+                         + (f" Expected effect: {_md(d['effect'])}" if d.get("effect") else ""))
         lines.append("")
+    if status is None:
+        return "\n".join(lines)
+    for kind, err in (status.get("output_errors") or {}).items():
+        lines += [f"Output `{kind}` failed: `{_md(err.splitlines()[0])}`", ""]
     bad = failed_runs(table)
     if len(bad):
         unavailable = bad[bad["status"] == "unavailable"]
         failed = bad[bad["status"] == "failed"]
         if len(unavailable):
             names = sorted(set(unavailable.get("dataset.name", pd.Series(dtype=str)).dropna()))
-            lines += [f"Not run, data unavailable: {', '.join(names)} ({len(unavailable)} runs).", ""]
+            lines += [f"Not run, data unavailable: {', '.join(names)} ({len(unavailable)} runs). "
+                      "Set RFREPRO_MIRROR or mirror= to a mirror of the official URLs.", ""]
         if len(failed):
             lines += [f"Failed runs ({len(failed)}; tracebacks in `runs/{slug}/<run_id>.json`):", ""]
             for _, r in failed.head(20).iterrows():
                 err = str(r.get("error", "")).splitlines()[0][:200]
-                lines.append(f"- `{r['run_id']}` {r.get('arm')} seed={r.get('seed')}: {_md_escape(err)}")
+                lines.append(f"- `{r['run_id']}` {r.get('arm')} seed={r.get('seed')}: {_md(err)}")
             if len(failed) > 20:
                 lines.append(f"- ... and {len(failed) - 20} more")
             lines.append("")
+    if status.get("extra_runs"):
+        lines += [f"Extra runs, not in the paper's grid: {len(status['extra_runs'])} records in `runs/{slug}/` "
+                  f"({status.get('extra_finished', 0)} finished: ad-hoc sweeps, or runs of other code or data); "
+                  "not drawn into this study's figure, table or claims.", ""]
     return "\n".join(lines)
 
 
 def write_report(root: Path, rebuild: bool = True) -> Path:
-    studies = _studies(root)
+    studies = options("experiment")
+    errors = {}
     if rebuild:
         for study in studies:
-            build_outputs(study, root)
+            if (root / "runs" / slug_of(study)).is_dir():
+                try:
+                    build_outputs(study, root)
+                except Exception as exc:  # noqa: BLE001 - one broken study must not stop the report
+                    errors[study] = f"{type(exc).__name__}: {exc}"
     prov = provenance()
     m = prov["machine"]
+    mode = "smoke mode: subsampled, not the papers' settings" if root.name == "smoke" else "full settings"
     parts = [
-        "# rfrepro results report",
-        "",
+        "# rfrepro results report", "",
         f"Generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} from the run records "
-        f"under this folder ({'smoke mode: subsampled, not the papers settings' if root.name == 'smoke' else 'full settings'}).",
-        "",
-        "## Provenance",
-        "",
+        f"under this folder ({mode}).", "",
+        "## Provenance", "",
         f"- code: `{prov['git_commit']}`",
         f"- machine: {m['cores']} cores, {m['cpu']}, {m['memory_gib']} GiB, {m['os']}, BLAS: {m['blas']}",
-        "- packages: " + ", ".join(f"{k} {v}" for k, v in prov["versions"].items()),
-        "",
-        "Verdicts: PASS / FAIL are measured here, honestly; a FAIL is a result, not a defect. "
-        "'not run' means the data or the runs were not available.",
-        "",
+        "- packages: " + ", ".join(f"{k} {v}" for k, v in prov["versions"].items()), "",
+        "Each claim is a pre-stated test: the paper's sentence, a statistic measured per seed (fold), its "
+        "mean and 95% interval over seeds, and a threshold chosen from the paper's text. PASS: the whole "
+        "interval lies on the claim's side; FAIL: wholly on the other side; inconclusive: it straddles "
+        "the threshold (or too few seeds); not run: the data or runs are missing. A FAIL is a result, "
+        "not a defect.", "",
     ]
-    if not studies:
-        parts.append("No studies have run yet: try `make demo` or `make reproduce-sun2018-fig1`.")
-    summary_rows = []
+    rows = []
     for study in studies:
-        cpath = root / "claims" / f"{study.replace('/', '-')}.json"
-        if cpath.is_file():
+        cpath = root / "claims" / f"{slug_of(study)}.json"
+        if cpath.is_file() and (root / "tables" / f"{slug_of(study)}.status.json").is_file():
             for c in json.loads(cpath.read_text()):
-                summary_rows.append(f"| {study} | {c['id']} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** |")
-    if summary_rows:
-        parts += ["## Claims at a glance", "", "| study | claim | verdict |", "|---|---|---|", *summary_rows, ""]
+                rows.append(f"| {study} | {c['id']} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** |")
+    if rows:
+        parts += ["## Claims at a glance", "", "| study | claim | verdict |", "|---|---|---|", *rows, ""]
     for study in studies:
-        parts.append(study_section(study, root))
+        try:
+            parts.append(study_section(study, root))
+        except Exception as exc:  # noqa: BLE001
+            errors[study] = f"{type(exc).__name__}: {exc}"
+        if study in errors:
+            parts += [f"Building this study's outputs failed: `{_md(errors[study])}`", ""]
     path = root / "REPORT.md"
     atomic_write_text(path, "\n".join(parts) + "\n")
     return path

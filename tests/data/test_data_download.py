@@ -6,6 +6,8 @@ import bz2
 import gzip
 import hashlib
 import lzma
+import os
+import stat
 import time
 import zipfile
 from pathlib import Path
@@ -197,3 +199,38 @@ def test_plain_folder_mirror_is_accepted(tmp_path, data_dir, monkeypatch):
     assert fetch("https://data.example.org/a.txt", data_dir=data_dir, **FAST).read_bytes() == PAYLOAD
     monkeypatch.setenv(download.MIRROR_ENV, "  ")
     assert download.resolve_mirror(None) is None
+
+
+def test_corrupt_cache_is_not_kept_when_refetch_fails(data_dir, closed_port, files_under):
+    url = f"http://127.0.0.1:{closed_port}/d/a.txt"
+    dest = cache_path(url, data_dir)
+    dest.parent.mkdir(parents=True)
+    dest.write_bytes(PAYLOAD[:5])  # a truncated copy from some earlier crash
+    with pytest.raises(DatasetUnavailable):
+        fetch(url, data_dir=data_dir, sha256=SHA, **FAST)
+    assert files_under(data_dir) == []  # the bad copy is gone, not trusted later
+
+
+def test_fetched_file_follows_the_umask(server, data_dir):
+    url = server.put("d/a.txt", PAYLOAD)
+    old = os.umask(0o022)
+    try:
+        path = fetch(url, data_dir=data_dir, sha256=SHA, **FAST)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # readable by a shared cache's users
+
+
+def test_progress_bar_counts_the_bytes(server, data_dir, monkeypatch):
+    url = server.put("d/a.txt", PAYLOAD)
+    seen = []
+    real = download.tqdm
+
+    class Recording(real):
+        def close(self):
+            seen.append((self.total, self.n))
+            super().close()
+
+    monkeypatch.setattr(download, "tqdm", Recording)
+    fetch(url, data_dir=data_dir, sha256=SHA, **{**FAST, "progress": True})
+    assert seen and seen[0] == (len(PAYLOAD), len(PAYLOAD))

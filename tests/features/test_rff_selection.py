@@ -10,6 +10,7 @@ from sklearn.svm import LinearSVC
 
 from rfrepro.data.synthetic import checkerboard
 from rfrepro.features.rff_selection import RFFSelection
+from rfrepro.features.sampling import sample_frequencies, sample_offsets
 from rfrepro.kernels import gaussian_kernel
 from rfrepro.metrics.nystrom import linear_kernel_nystrom_form
 
@@ -30,11 +31,12 @@ def _pinv(W: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- the selection rule
 
 
-@pytest.mark.parametrize("error_scale", ["relative", "none"])
-def test_error_matches_dense_nystrom_distance(error_scale):
+@pytest.mark.parametrize("variant", ["cossin", "cos"])
+@pytest.mark.parametrize("error_scale", ["relative", "raw"])
+def test_error_matches_dense_nystrom_distance(error_scale, variant):
     """error_ is ||NyK^ - NyK||_F of the selected features, checked with n x n matrices."""
     X = _data()
-    sel = _sel(error_scale=error_scale).fit(X)
+    sel = _sel(error_scale=error_scale, variant=variant).fit(X)
     L = sel.landmarks_
     K = gaussian_kernel(X, sigma=sel.sigma_)
     nyk = K[:, L] @ _pinv(K[np.ix_(L, L)]) @ K[L]
@@ -43,6 +45,65 @@ def test_error_matches_dense_nystrom_distance(error_scale):
     if error_scale == "relative":
         dense /= np.linalg.norm(nyk)
     assert sel.error_ == pytest.approx(dense, rel=1e-8)
+
+
+def _features(X, weights, offsets):
+    """The paper's sqrt(1/k) [cos, sin] map (no offsets) or sqrt(2/k) cos(. + b), by hand."""
+    W = np.hstack(weights)
+    P = X @ W
+    if offsets is None:
+        return np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(W.shape[1])
+    return np.sqrt(2.0 / W.shape[1]) * np.cos(P + np.concatenate(offsets))
+
+
+@pytest.mark.parametrize("variant", ["cossin", "cos"])
+def test_raw_rule_dstar_matches_a_direct_computation(variant):
+    """Algorithm 1 with the paper's raw rule, redone with dense n x n matrices.
+
+    The same draws in the same order (landmarks, then each chunk's
+    frequencies and, for cos, offsets); each candidate's error is
+    ||NyK^ - NyK||_F from the n x n matrices, and the rule is applied by
+    hand: keep the chunk when E_old - E_new >= 1e-3, stop after 5 failures
+    in a row. D*, the kept frequencies and every tried error must agree.
+    """
+    X, _ = checkerboard(300, size=3, random_state=1)
+    X = (X - X.mean(0)) / X.std(0)
+    sigma, m, chunk, d_max, eps, iter_max = 0.52, 20, 5, 400, 1e-3, 5
+    sel = RFFSelection(max_components=d_max, chunk_size=chunk, n_landmarks=m, sigma=sigma,
+                       variant=variant, random_state=4).fit(X)
+
+    rng = np.random.RandomState(4)
+    L = np.sort(rng.choice(X.shape[0], m, replace=False))
+    K = gaussian_kernel(X, sigma=sigma)
+    nyk = K[:, L] @ _pinv(K[np.ix_(L, L)]) @ K[L]
+    weights, offsets = [], ([] if variant == "cos" else None)
+    e_old, failures, errors, kept = np.inf, 0, [], []
+    while sum(w.shape[1] for w in weights) + chunk <= d_max and failures < iter_max:
+        W = sample_frequencies("gaussian", X.shape[1], chunk, sigma, rng)
+        b = sample_offsets(chunk, rng) if variant == "cos" else None
+        Z = _features(X, weights + [W], None if b is None else offsets + [b])
+        C, WL = linear_kernel_nystrom_form(Z, L)
+        e_new = np.linalg.norm(C @ _pinv(WL) @ C.T - nyk)
+        errors.append(e_new)
+        if e_old - e_new >= eps:
+            weights.append(W)
+            if b is not None:
+                offsets.append(b)
+            e_old, failures = e_new, 0
+            kept.append(True)
+        else:
+            failures += 1
+            kept.append(False)
+    d_star = sum(w.shape[1] for w in weights)
+
+    assert sel.n_selected_ == d_star
+    assert 0 < d_star < d_max            # the rule stopped the search, not D_max
+    assert not all(kept)                 # and rejected chunks on the way
+    np.testing.assert_array_equal(sel.error_trace_["accepted"], kept)
+    np.testing.assert_allclose(sel.error_trace_["error"], errors, rtol=1e-7)
+    np.testing.assert_allclose(sel.random_weights_, np.hstack(weights))
+    assert sel.n_features_out_ == (2 * d_star if variant == "cossin" else d_star)
+    np.testing.assert_allclose(sel.transform(X), _features(X, weights, offsets), atol=1e-10)
 
 
 def test_trace_is_consistent_with_the_rule():
@@ -70,7 +131,10 @@ def test_selected_count_bounded_and_multiple_of_chunk(max_components, chunk_size
     assert sel.n_selected_ <= max_components
     assert sel.n_selected_ % chunk_size == 0
     assert sel.random_weights_.shape == (3, sel.n_selected_)
-    assert sel.random_offset_.shape == (sel.n_selected_,)
+    assert sel.n_features_out_ == 2 * sel.n_selected_
+    cos = _sel(max_components=max_components, chunk_size=chunk_size, eps=-np.inf,
+               variant="cos").fit(_data())
+    assert cos.random_offset_.shape == (cos.n_selected_,) == (cos.n_features_out_,)
 
 
 def test_selected_count_on_default_rule():
@@ -93,15 +157,15 @@ def test_deterministic_under_a_seed_and_varies_with_it():
     assert not np.allclose(a.random_weights_[:, :n], c.random_weights_[:, :n])
 
 
-def test_transform_is_the_rff_map_of_the_selected_frequencies():
+@pytest.mark.parametrize("variant", ["cossin", "cos"])
+def test_transform_is_the_rff_map_of_the_selected_frequencies(variant):
     X = _data()
-    sel = _sel().fit(X)
+    sel = _sel(variant=variant).fit(X)
     Xnew = _data(50, seed=1)
-    expected = np.sqrt(2.0 / sel.n_selected_) * np.cos(
-        Xnew @ sel.random_weights_ + sel.random_offset_
-    )
+    offsets = [sel.random_offset_] if variant == "cos" else None
+    expected = _features(Xnew, [sel.random_weights_], offsets)
     np.testing.assert_allclose(sel.transform(Xnew), expected, atol=1e-12)
-    assert sel.n_features_out_ == sel.n_selected_
+    assert sel.n_features_out_ == expected.shape[1]
 
 
 def test_float32_preserved():
@@ -150,6 +214,8 @@ def test_checkerboard_small_set_classifies():
         ({"iter_max": 0}, "iter_max"),
         ({"eps": float("nan")}, "eps"),
         ({"error_scale": "squared"}, "error_scale"),
+        ({"error_scale": "none"}, "error_scale"),
+        ({"variant": "sin"}, "variant"),
         ({"kernel": "polynomial"}, "kernel"),
         ({"sigma": -1.0}, "sigma"),
     ],

@@ -161,3 +161,61 @@ def test_least_squares_classifier_precomputed():
 def test_least_squares_classifier_needs_two_classes():
     with pytest.raises(ValueError, match="2 classes"):
         LeastSquaresClassifier().fit(np.ones((4, 2)), np.zeros(4))
+
+
+# ---------------------------------------------------------------- lam="cv" (leave-one-out)
+
+
+def _brute_force_loo(Z, y, grid):
+    """Mean squared leave-one-out error of the +-1 targets per lam, by n refits each."""
+    classes = np.unique(y)
+    T = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    if len(classes) == 2:
+        T = T[:, 1:]
+    errors = []
+    for lam in grid:
+        sq = 0.0
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            w = _closed_form(Z[keep], T[keep], lam)
+            sq += np.sum((Z[i] @ w - T[i]) ** 2)
+        errors.append(sq / T.size)
+    return np.array(errors)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("D", [8, 90], ids=["D<n", "D>n"])
+def test_cv_lam_is_the_brute_force_leave_one_out_choice(n_classes, D):
+    # D > n is the regime of Schleif's full RFF sets, where a tiny lam interpolates
+    rng = np.random.RandomState(3)
+    Z, y = _classification(n_classes)
+    Z = np.hstack([Z, rng.standard_normal((Z.shape[0], D - Z.shape[1]))])
+    grid = [1e-4, 1e-2, 1.0, 10.0, 100.0, 1e4]
+    loo = _brute_force_loo(Z, y, grid)
+    clf = LeastSquaresClassifier("cv", lam_grid=grid).fit(Z, y)
+    assert clf.lam_ == grid[int(np.argmin(loo))]
+    # the choice is not at the grid's edge, so the test tells lams apart
+    assert clf.lam_ not in (grid[0], grid[-1])
+    # and the model is the plain ridge at that lam
+    fixed = LeastSquaresClassifier(clf.lam_).fit(Z, y)
+    np.testing.assert_allclose(clf.decision_function(Z), fixed.decision_function(Z), rtol=1e-10)
+
+
+def test_cv_grid_order_does_not_matter_and_fixed_lam_is_recorded():
+    Z, y = _classification(3)
+    a = LeastSquaresClassifier("cv", lam_grid=[100.0, 1e-3, 1.0]).fit(Z, y)
+    b = LeastSquaresClassifier("cv", lam_grid=[1e-3, 1.0, 100.0]).fit(Z, y)
+    assert a.lam_ == b.lam_
+    assert LeastSquaresClassifier(0.25).fit(Z, y).lam_ == 0.25
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    ({"lam": "loo"}, "'cv'"),
+    ({"lam": "cv", "lam_grid": []}, "lam_grid"),
+    ({"lam": "cv", "lam_grid": [1.0, 0.0]}, "lam_grid"),
+    ({"lam": "cv", "precomputed": True}, "precomputed"),
+])
+def test_cv_bad_params(params, match):
+    Z, y = _classification(2)
+    with pytest.raises(ValueError, match=match):
+        LeastSquaresClassifier(**params).fit(Z @ Z.T if params.get("precomputed") else Z, y)

@@ -17,7 +17,7 @@ from rfrepro.data.download import DatasetUnavailable
 from rfrepro.data.preprocess import preprocess
 from rfrepro.data.synthetic import GENERATORS
 
-__all__ = ["TASKS", "Dataset", "DatasetUnavailable", "load_dataset"]
+__all__ = ["TASKS", "Dataset", "DatasetUnavailable", "fingerprint", "load_dataset"]
 
 
 def _plain(cfg) -> dict:
@@ -120,3 +120,54 @@ def _from_files(cfg_json: str, data_dir: str, mirror: str | None) -> Dataset:
     from rfrepro.data.registry import load_file_dataset
 
     return load_file_dataset(json.loads(cfg_json), data_dir=data_dir, mirror=mirror)
+
+
+def fingerprint(cfg: Mapping, *, data_dir: str = "data", mirror: str | None = None) -> dict:
+    """What a run reads, for its identity: ``{"generated": name}`` for generated data,
+    else the variant that loads and the sha256 of each of its files.
+
+    Remembered per process; an unavailable source raises
+    :class:`DatasetUnavailable` (and is tried once per process).
+    """
+    cfg = _plain(cfg)
+    if "generator" in cfg:
+        return {"generated": cfg["generator"]}
+    return _fingerprint(json.dumps(cfg, sort_keys=True), str(data_dir), mirror)
+
+
+_FINGERPRINTS: dict[tuple, tuple[dict | None, BaseException | None, list]] = {}
+
+
+def _stamps(data_dir: str, fp: dict) -> list:
+    import os
+
+    out = []
+    for rel in fp.get("files", {}):
+        try:
+            st = os.stat(os.path.join(data_dir, rel))
+            out.append((rel, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((rel, None, None))
+    return out
+
+
+def _fingerprint(cfg_json: str, data_dir: str, mirror: str | None) -> dict:
+    # remembered per process: an unavailable source is tried once; a found one is
+    # re-checked by size and mtime, so a changed file gets a new fingerprint
+    from rfrepro.data.registry import fingerprint_file_dataset
+
+    key = (cfg_json, data_dir, mirror)
+    hit = _FINGERPRINTS.get(key)
+    if hit is not None:
+        fp, err, stamps = hit
+        if err is not None:
+            raise err
+        if _stamps(data_dir, fp) == stamps:
+            return fp
+    try:
+        fp = fingerprint_file_dataset(json.loads(cfg_json), data_dir=data_dir, mirror=mirror)
+    except DatasetUnavailable as e:
+        _FINGERPRINTS[key] = (None, e, [])
+        raise
+    _FINGERPRINTS[key] = (fp, None, _stamps(data_dir, fp))
+    return fp

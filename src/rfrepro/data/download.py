@@ -6,36 +6,46 @@ A mirror is a base URL (``http://...`` or ``file://...``) laid out the same way
 comes from the ``mirror`` argument, else the environment variable
 ``RFREPRO_MIRROR``; when one is set it is tried before the official URL.
 
-Every transfer goes to a temporary file in the destination folder and is moved
-into place with :func:`os.replace` only once it is complete (and its sha256
-matches, when one is given), so the cache never holds half a file.
+The transfers are pooch's (:func:`pooch.retrieve`): it streams to a temporary
+file in the destination folder, checks the sha256 (``known_hash``) and moves the
+file into place only then, so the cache never holds half a file. What stays here
+is what pooch does not do: the mirror mapping, a ``file://`` downloader, retrying
+only the failures another attempt can fix, and one error naming every URL tried.
+
+Files are cached as served (compressed or not) and decompressed on the fly by
+:func:`open_decompressed`; pooch's ``Decompress``/``Unzip`` processors are not
+used because they would keep a second, decompressed copy beside each file, and
+the parsed arrays are cached anyway (``<data_dir>/parsed``).
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import fnmatch
 import gzip
-import hashlib
 import io
+import logging
 import lzma
 import os
+import re
 import sys
 import tempfile
 import time
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+import pooch
 import requests
 from tqdm.auto import tqdm
 
 __all__ = [
     "MIRROR_ENV",
     "DatasetUnavailable",
+    "FileDownloader",
     "cache_path",
     "fetch",
     "mirror_url",
@@ -43,8 +53,11 @@ __all__ = [
     "open_zip_member",
     "resolve_mirror",
     "sha256_file",
+    "temp_beside",
     "zip_members",
 ]
+
+log = logging.getLogger(__name__)
 
 MIRROR_ENV = "RFREPRO_MIRROR"
 CHUNK = 1 << 20
@@ -120,12 +133,8 @@ def mirror_url(url: str, mirror: str) -> str:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(CHUNK), b""):
-            h.update(block)
-    return h.hexdigest()
+    """Hex sha256 of a file (pooch's hashing, read in chunks)."""
+    return pooch.file_hash(str(path), alg="sha256")
 
 
 def temp_beside(dest: Path) -> tuple[int, Path]:
@@ -136,105 +145,100 @@ def temp_beside(dest: Path) -> tuple[int, Path]:
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(name, 0o666 & ~umask)
+    os.chmod(name, 0o666 & ~_umask())
     return fd, Path(name)
 
 
-def _progress(total: int | None, desc: str, show: bool | None):
-    if show is None:
-        show = sys.stderr.isatty()
-    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc,
-                disable=not show, leave=False)
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
 
 
-def _copy_to_temp(
-    chunks_from: Callable[[], tuple[int | None, object]],
-    dest: Path,
-    desc: str,
-    show: bool | None,
-) -> tuple[Path, str]:
-    """Write the chunks of one transfer to a temp file beside ``dest``; return it and its sha256.
+class FileDownloader:
+    """A pooch downloader for ``file://`` URLs (a mirror on a local or shared disk).
 
-    ``chunks_from`` opens the source and returns (expected length or None, iterable
-    of byte chunks). A short transfer raises :class:`_Transient` and leaves no file.
+    pooch chooses downloaders by scheme and has none for ``file://``; this one
+    copies the file in chunks into the temporary file pooch hands it, so the
+    checksum and the atomic move stay pooch's.
     """
-    fd, tmp = temp_beside(dest)
-    h = hashlib.sha256()
-    n = 0
-    try:
-        with os.fdopen(fd, "wb") as out:
-            total, chunks = chunks_from()
-            with _progress(total, desc, show) as bar:
-                for block in chunks:
-                    out.write(block)
-                    h.update(block)
-                    n += len(block)
-                    bar.update(len(block))
-        if total is not None and n != total:
-            raise _Transient(f"transfer ended after {n} of {total} bytes")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp, h.hexdigest()
 
+    def __init__(self, progressbar=False):
+        self.progressbar = progressbar
 
-def _http_chunks(url: str, session: requests.Session, timeout: tuple[float, float]):
-    def opener():
-        try:
-            # identity: the bytes on disk must be the served file, so that the
-            # sha256 and the Content-Length refer to the same thing
-            resp = session.get(url, stream=True, timeout=timeout,
-                               headers={"Accept-Encoding": "identity"})
-        except requests.exceptions.ReadTimeout as e:
-            raise _Transient(f"no answer within {timeout[1]} s") from e
-        except (requests.exceptions.ConnectionError, requests.exceptions.InvalidURL) as e:
-            # refused, DNS failure or connect timeout: the host is not reachable
-            # from here, so retrying only delays the error
-            raise _Missing(f"cannot connect ({_short(e)})") from e
-        except requests.exceptions.RequestException as e:
-            raise _Transient(_short(e)) from e
-        if resp.status_code in TRANSIENT_STATUS:
-            resp.close()
-            raise _Transient(f"HTTP {resp.status_code}")
-        if resp.status_code != 200:
-            resp.close()
-            raise _Missing(f"HTTP {resp.status_code}")
-        length = resp.headers.get("Content-Length")
-        total = int(length) if length and length.isdigit() else None
-
-        def chunks():
-            try:
-                yield from resp.raw.stream(CHUNK, decode_content=False)
-            except Exception as e:  # urllib3 / requests / socket errors mid-transfer
-                raise _Transient(f"transfer interrupted ({_short(e)})") from e
-            finally:
-                resp.close()
-
-        return total, chunks()
-
-    return opener
-
-
-def _file_chunks(url: str):
-    def opener():
+    def __call__(self, url: str, output_file, pooch_obj=None, check_only: bool = False):
         parts = urllib.parse.urlsplit(url)
-        path = Path(urllib.request.url2pathname(parts.path))
         if parts.netloc not in ("", "localhost"):
             raise _Missing(f"file:// URL with a host ({parts.netloc!r}) is not supported")
+        path = Path(urllib.request.url2pathname(parts.path))
+        if check_only:
+            return path.is_file()
         if not path.is_file():
             raise _Missing("no such file")
-        f = open(path, "rb")  # noqa: SIM115 - closed by the generator below
         total = path.stat().st_size
+        n = 0
+        with open(path, "rb") as src, open(output_file, "wb") as out:
+            for block in iter(lambda: src.read(CHUNK), b""):
+                out.write(block)
+                n += len(block)
+                if self.progressbar:
+                    self.progressbar.update(len(block))
+        if self.progressbar:
+            self.progressbar.close()
+        if n != total:  # the mirror file changed while it was read
+            raise _Transient(f"transfer ended after {n} of {total} bytes")
+        return None
 
-        def chunks():
-            with f:
-                yield from iter(lambda: f.read(CHUNK), b"")
 
-        return total, chunks()
+def _progress_bar(desc: str, show: bool | None):
+    """A tqdm bar for pooch's ``progressbar`` argument, or False.
 
-    return opener
+    pooch's own ``progressbar=True`` bar is always drawn and left behind; ours
+    is drawn only on a terminal (a sweep's log stays clean) and then removed.
+    """
+    if show is None:
+        show = sys.stderr.isatty()
+    if not show:
+        return False
+    # total=1 until the downloader sets it: pooch tests the bar's truth value
+    return tqdm(total=1, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, leave=False)
+
+
+def _downloader(url: str, timeout: tuple[float, float], bar):
+    scheme = urllib.parse.urlsplit(url).scheme
+    if scheme == "file":
+        return FileDownloader(progressbar=bar)
+    if scheme in ("http", "https"):
+        # identity: the bytes on disk must be the served file, so that the
+        # sha256 and the Content-Length refer to the same thing
+        return pooch.HTTPDownloader(progressbar=bar, chunk_size=CHUNK, timeout=timeout,
+                                    headers={"Accept-Encoding": "identity"})
+    raise _Missing(f"unsupported URL scheme {scheme!r} (use http://, https:// or file://)")
+
+
+def _classify(e: requests.exceptions.RequestException) -> Exception:
+    """Sort a requests failure into worth-retrying or final."""
+    if isinstance(e, requests.exceptions.HTTPError) and e.response is not None:
+        status = e.response.status_code
+        return (_Transient if status in TRANSIENT_STATUS else _Missing)(f"HTTP {status}")
+    if isinstance(e, requests.exceptions.ReadTimeout):
+        return _Transient("no answer in time")
+    if isinstance(e, requests.exceptions.ChunkedEncodingError):
+        return _Transient(f"transfer interrupted ({_short(e)})")
+    cause = e.args[0] if e.args else None
+    if isinstance(e, requests.exceptions.ConnectionError) and not _is_read_timeout(cause):
+        # refused, DNS failure or connect timeout: the host is not reachable
+        # from here, so retrying only delays the error
+        return _Missing(f"cannot connect ({_short(e)})")
+    return _Transient(_short(e))
+
+
+def _is_read_timeout(cause) -> bool:
+    # requests reports a read timeout in the middle of the body as a
+    # ConnectionError wrapping urllib3's ReadTimeoutError: that one is transient
+    import urllib3
+
+    return isinstance(cause, urllib3.exceptions.ReadTimeoutError)
 
 
 def _short(e: BaseException) -> str:
@@ -242,41 +246,83 @@ def _short(e: BaseException) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def _transfer(
+@contextlib.contextmanager
+def _quiet_pooch():
+    """pooch logs every download at INFO on stderr, advising its own API; silence it here."""
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+_POOCH_MISMATCH = re.compile(r"expected (\S+) but got (\w+)")
+
+
+def _retrieve(
+    candidate: str,
     url: str,
     dest: Path,
     *,
-    session: requests.Session,
+    sha256: str | None,
     timeout: tuple[float, float],
     retries: int,
     backoff: float,
     progress: bool | None,
-) -> tuple[Path, str]:
-    """Fetch ``url`` to a temp file beside ``dest``, retrying transient failures."""
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme == "file":
-        opener = _file_chunks(url)
-    elif scheme in ("http", "https"):
-        opener = _http_chunks(url, session, timeout)
-    else:
-        raise _Missing(f"unsupported URL scheme {scheme!r} (use http://, https:// or file://)")
+) -> None:
+    """Fetch ``candidate`` into ``dest`` with pooch, retrying transient failures.
+
+    pooch's own ``retry_if_failed`` retries every failure alike, with a fixed
+    wait: a 404, a refused connection or a checksum mismatch would be retried
+    too. Here only what another attempt can fix is retried, with ``backoff``.
+    """
     attempt = 0
     while True:
+        bar = _progress_bar(dest.name, progress)
         try:
-            return _copy_to_temp(opener, dest, dest.name, progress)
-        except _Transient as e:
-            if attempt >= retries:
-                raise _Missing(f"{e} (after {attempt + 1} attempts)") from e
-            time.sleep(backoff * 2**attempt)
-            attempt += 1
+            with _quiet_pooch():
+                pooch.retrieve(candidate, known_hash=sha256, fname=dest.name, path=dest.parent,
+                               downloader=_downloader(candidate, timeout, bar))
+            # pooch's temp file is private (0600); a cache shared between users
+            # must stay readable, so give it the usual umask-based mode
+            os.chmod(dest, 0o666 & ~_umask())
+            return
+        except ValueError as e:
+            found = _POOCH_MISMATCH.search(str(e))
+            if sha256 is None or found is None:
+                raise
+            raise ValueError(
+                f"sha256 mismatch for {candidate} (official {url}): "
+                f"expected {sha256.lower()}, got {found.group(2)}; the file was deleted"
+            ) from e
+        except requests.exceptions.RequestException as e:
+            err = _classify(e)
+        except (_Transient, _Missing) as e:
+            err = e
+        finally:
+            if bar:
+                bar.close()
+        if isinstance(err, _Missing):
+            raise err
+        if attempt >= retries:
+            raise _Missing(f"{err} (after {attempt + 1} attempts)") from err
+        time.sleep(backoff * 2**attempt)
+        attempt += 1
 
 
 def _verify_cached(dest: Path, sha256: str | None) -> bool:
-    """True when the cached file can be used as is; a file with the wrong checksum is removed."""
+    """True when the cached file can be used as is; a file with the wrong checksum is removed.
+
+    It is removed before any new transfer, so that a failed refetch cannot leave
+    the corrupt copy behind for a later run to trust.
+    """
     if not dest.is_file():
         return False
     if sha256 is None or sha256_file(dest) == sha256.lower():
         return True
+    log.warning("cached %s does not match its sha256; fetching it again", dest)
     dest.unlink()
     return False
 
@@ -291,7 +337,6 @@ def fetch(
     retries: int = 2,
     backoff: float = 1.0,
     progress: bool | None = None,
-    session: requests.Session | None = None,
 ) -> Path:
     """Return the cached path of ``url``, downloading it first when it is not cached.
 
@@ -316,8 +361,6 @@ def fetch(
         Wait ``backoff * 2**k`` seconds before retry ``k``.
     progress : bool, optional
         Show a tqdm bar; default: only when stderr is a terminal.
-    session : requests.Session, optional
-        Session to reuse (a fresh one otherwise).
 
     Returns
     -------
@@ -336,28 +379,15 @@ def fetch(
         return dest
     base = resolve_mirror(mirror)
     candidates = ([mirror_url(url, base)] if base else []) + [url]
-    own_session = session is None
-    session = session or requests.Session()
     failures: list[str] = []
-    try:
-        for candidate in candidates:
-            try:
-                tmp, digest = _transfer(candidate, dest, session=session, timeout=timeout,
-                                        retries=retries, backoff=backoff, progress=progress)
-            except _Missing as e:
-                failures.append(f"{candidate}: {e}")
-                continue
-            if sha256 is not None and digest != sha256.lower():
-                tmp.unlink(missing_ok=True)
-                raise ValueError(
-                    f"sha256 mismatch for {candidate} (official {url}): "
-                    f"expected {sha256.lower()}, got {digest}; the file was deleted"
-                )
-            os.replace(tmp, dest)
-            return dest
-    finally:
-        if own_session:
-            session.close()
+    for candidate in candidates:
+        try:
+            _retrieve(candidate, url, dest, sha256=sha256, timeout=timeout, retries=retries,
+                      backoff=backoff, progress=progress)
+        except _Missing as e:
+            failures.append(f"{candidate}: {e}")
+            continue
+        return dest
     raise DatasetUnavailable(unavailable_message(url, dest, failures, base),
                              urls=candidates, path=dest)
 

@@ -666,12 +666,20 @@ def load_file_dataset(
                          "rfrepro.data.load_dataset")
     validate_config(top)
     mirror = mirror or top.get("mirror")
+    return _first_available(top, lambda var: _load_variant(var, top, data_dir=data_dir, mirror=mirror,
+                                                            fetch_kw=fetch_kw))
+
+
+def _first_available(top: Mapping, attempt):
+    """``attempt(variant)`` for the first variant of ``top`` whose data can be had."""
     failures = []
     for var in _variants(top):
         try:
-            return _load_variant(var, top, data_dir=data_dir, mirror=mirror, fetch_kw=fetch_kw)
+            return attempt(var)
         except DatasetUnavailable as e:
             failures.append((var["name"], e))
+    if not failures:
+        raise ValueError(f"dataset {top['name']!r} has no sources and no alternatives")
     if len(failures) == 1:
         raise failures[0][1]
     text = "\n\n".join(f"[{name}] {e}" for name, e in failures)
@@ -679,3 +687,45 @@ def load_file_dataset(
         f"dataset {top['name']!r}: none of its variants "
         f"({', '.join(n for n, _ in failures)}) is available\n\n{text}",
         urls=[u for _, e in failures for u in e.urls], path=failures[0][1].path)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of ``path``, remembered beside it (``<file>.sha256``) while size and mtime hold."""
+    path = Path(path)
+    st = path.stat()
+    stamp = f"{st.st_size} {st.st_mtime_ns}"
+    side = path.with_name(path.name + ".sha256")
+    try:
+        digest, seen = side.read_text().split(" ", 1)
+        if seen.strip() == stamp and len(digest) == 64:
+            return digest
+    except (OSError, ValueError):
+        pass
+    digest = download.sha256_file(path)
+    try:
+        from rfrepro.results.store import atomic_write_text
+
+        atomic_write_text(side, f"{digest} {stamp}\n")
+    except OSError:  # a read-only data folder: just do not remember
+        pass
+    return digest
+
+
+def fingerprint_file_dataset(cfg: Mapping, *, data_dir: str | os.PathLike = "data",
+                             mirror: str | None = None) -> dict:
+    """Which variant of ``cfg`` loads and the sha256 of every file it reads.
+
+    Fetches the files when they are not cached yet (the run needs them anyway);
+    raises :class:`DatasetUnavailable` as :func:`load_file_dataset` does.
+    """
+    top = _plain(cfg)
+    validate_config(top)
+    mirror = mirror or top.get("mirror")
+
+    def attempt(var):
+        paths = [p for src in var["sources"].values()
+                 for p in _fetch_source(src, data_dir=data_dir, mirror=mirror, fetch_kw={})]
+        return {"variant": var["name"],
+                "files": {Path(p).relative_to(data_dir).as_posix(): file_sha256(p) for p in paths}}
+
+    return _first_available(top, attempt)

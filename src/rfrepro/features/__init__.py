@@ -6,26 +6,32 @@ transform and SRHT).
 """
 
 from rfrepro.features.compositional import CompRFF
+from rfrepro.features.craft import CraftMap
 from rfrepro.features.fastfood import Fastfood
 from rfrepro.features.hadamard import SRHT, fwht
 from rfrepro.features.leverage import LeverageRFF
+from rfrepro.features.maclaurin import RandomMaclaurin
 from rfrepro.features.nystrom import ExactKernel, Nystroem
 from rfrepro.features.quasi import QuasiRandomFourierFeatures
 from rfrepro.features.rff import RandomFourierFeatures
 from rfrepro.features.rff_selection import RFFSelection
 from rfrepro.features.tefm import TEFMG, TEFMS
+from rfrepro.features.tensor_sketch import TensorSketch
 
 __all__ = [
     "SRHT",
     "TEFMG",
     "TEFMS",
     "CompRFF",
+    "CraftMap",
     "ExactKernel",
     "Fastfood",
     "LeverageRFF",
     "Nystroem",
     "QuasiRandomFourierFeatures",
     "RFFSelection",
+    "RandomMaclaurin",
     "RandomFourierFeatures",
+    "TensorSketch",
     "fwht",
 ]

@@ -32,6 +32,17 @@ def row_chunks(n_rows: int, n_cols_out: int, chunk_values: int | None = None):
         yield slice(start, min(start + step, n_rows))
 
 
+def fitted_summary(fmap) -> dict:
+    """The fitted facts a run records about ``fmap``: its ``recorded_attributes``.
+
+    Each map class lists the fitted attributes worth recording (e.g. the
+    selected D* of an RFF selection) in a class attribute
+    ``recorded_attributes``; the runner does not need to know them.
+    """
+    names = getattr(fmap, "recorded_attributes", ("n_features_out_",))
+    return {a.rstrip("_"): getattr(fmap, a) for a in names if hasattr(fmap, a)}
+
+
 class FeatureMap(TransformerMixin, BaseEstimator):
     """Base class of the random feature maps.
 
@@ -44,6 +55,8 @@ class FeatureMap(TransformerMixin, BaseEstimator):
 
     #: the sparse formats a subclass accepts (none by default)
     _accept_sparse: bool | str | list[str] = False
+    #: fitted attributes a run records (see :func:`fitted_summary`)
+    recorded_attributes: tuple[str, ...] = ("n_features_out_",)
 
     def fit(self, X, y=None):
         X = validate_data(

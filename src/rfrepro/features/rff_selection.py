@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from rfrepro.features._base import FeatureMap, check_positive_int
-from rfrepro.features._trig import cos_bias_inplace
+from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 from rfrepro.kernels import kernel_matrix
 from rfrepro.metrics.nystrom import nystrom_distance_from_grams, pinv_sqrt_factor
@@ -16,7 +17,7 @@ from rfrepro.metrics.nystrom import nystrom_distance_from_grams, pinv_sqrt_facto
 #: dtype of the selection trace: candidate size, its error, whether it was kept
 TRACE_DTYPE = np.dtype([("n_components", np.int64), ("error", np.float64), ("accepted", bool)])
 
-ERROR_SCALES = ("none", "relative")
+ERROR_SCALES = ("raw", "relative")
 
 
 class RFFSelection(FeatureMap):
@@ -24,23 +25,26 @@ class RFFSelection(FeatureMap):
 
     The exact kernel K is replaced by its Nystrom approximation on
     ``n_landmarks`` rows drawn uniformly, NyK = C W^+ C^T with C = K[:, L],
-    W = K[L, L]. Features are then grown in chunks of ``chunk_size``
-    frequencies of the ``cos(W^T x + b)`` map: each chunk H is tried by forming
-    the Nystrom approximation, on the same landmarks, of the linear kernel
-    Z Z^T of (selected features + H) with Z = sqrt(2 / k) cos(...), k the
-    candidate count, and its Frobenius distance E_new to NyK (computed in
-    O(n m^2), see :func:`rfrepro.metrics.nystrom.nystrom_frobenius_distance`).
-    The chunk is kept when E_old - E_new >= eps, otherwise it is discarded and
-    counts as a failed try; the search stops after ``iter_max`` failed tries in
-    a row, or when no further chunk fits under ``max_components``.
-    ``transform`` gives sqrt(2 / D*) cos(W^T x + b) on the D* selected frequencies.
+    W = K[L, L]. Features are then grown in chunks of ``chunk_size`` random
+    frequencies: each chunk H is tried by forming the Nystrom approximation,
+    on the same landmarks, of the linear kernel Z Z^T of (selected frequencies
+    + H), k frequencies in all, and its Frobenius distance E_new to NyK
+    (computed in O(n m^2), see
+    :func:`rfrepro.metrics.nystrom.nystrom_frobenius_distance`). The chunk is
+    kept when E_old - E_new >= eps, otherwise it is discarded and counts as a
+    failed try; the search stops after ``iter_max`` failed tries in a row, or
+    when no further chunk fits under ``max_components``. Z is the paper's map
+    sqrt(1 / k) [cos(W^T x), sin(W^T x)] (``variant="cossin"``, 2 k columns)
+    or sqrt(2 / k) cos(W^T x + b) (``variant="cos"``, k columns); ``transform``
+    applies it to the D* selected frequencies.
 
     Parameters
     ----------
     max_components : int
-        D_max, the largest number of features (an upper bound on D*).
+        D_max, the largest number of random frequencies (an upper bound on
+        D*; the paper's D counts frequencies, its map has 2 D outputs).
     chunk_size : int
-        Features drawn and tested together (the paper's n); at most
+        Frequencies drawn and tested together (the paper's n); at most
         ``max_components``. D* is a multiple of it.
     n_landmarks : int
         Nystrom landmarks m (50 in the paper); at most the number of rows.
@@ -50,10 +54,13 @@ class RFFSelection(FeatureMap):
         the worst case).
     iter_max : int
         Failed tries in a row after which the search stops (5 in the paper).
-    error_scale : {"relative", "none"}
-        ``"relative"`` divides the distance by ||NyK||_F, so ``eps`` is a
-        relative improvement whatever n; ``"none"`` uses the raw Frobenius
-        distance as printed in the paper (see Notes).
+    error_scale : {"raw", "relative"}
+        ``"raw"`` (the paper's rule) compares the Frobenius distance itself
+        with ``eps``; ``"relative"`` divides it by ||NyK||_F, so ``eps`` is a
+        relative improvement whatever n (see Notes).
+    variant : {"cossin", "cos"}
+        The feature map: ``"cossin"`` is the paper's sqrt(1 / D) [cos, sin]
+        (Section 2), ``"cos"`` the one-column-per-frequency sqrt(2 / D) cos(W^T x + b).
     kernel : {"gaussian", "laplacian"}
         Shift-invariant kernel approximated (the paper uses the Gaussian).
     sigma : float or {"median", "mean"}
@@ -64,9 +71,10 @@ class RFFSelection(FeatureMap):
     Attributes
     ----------
     n_selected_ : int
-        D*, the number of selected features (= ``n_features_out_``).
+        D*, the number of selected frequencies (``n_features_out_`` is
+        2 D* for ``"cossin"``, D* for ``"cos"``).
     random_weights_ : ndarray of shape (n_features_in_, n_selected_)
-    random_offset_ : ndarray of shape (n_selected_,)
+    random_offset_ : ndarray of shape (n_selected_,) (``"cos"`` only)
     landmarks_ : ndarray of int of shape (n_landmarks,)
         Indices of the landmark rows of the training data.
     sigma_ : float
@@ -84,7 +92,7 @@ class RFFSelection(FeatureMap):
 
     - The candidate kernel is that of the selected features plus the new chunk
       (the pseudo-code's "construct NyK^ based on H"), rescaled to the
-      candidate count k, so that Z Z^T estimates K at every size.
+      candidate frequency count k, so that Z Z^T estimates K at every size.
     - E_old starts at +inf, so the first chunk is always kept and E_old becomes
       its error; afterwards E_old is the error of the current selected set.
     - The pseudo-code breaks on a failure once ``try > iterMax``, i.e. at the
@@ -95,21 +103,18 @@ class RFFSelection(FeatureMap):
       D_max is not a multiple of the chunk size; here a chunk is only tried
       when it fits, so D* <= D_max always.
     - The paper's error is the raw ||NyK^ - NyK||_F (Eq. 7) with an absolute
-      eps = 1e-3. That norm grows like n, so the same eps means a relative
-      improvement n times smaller on n times more data, and for the data
-      sizes of the paper the test reduces to E_new < E_old. The default
-      ``error_scale="relative"`` (distance / ||NyK||_F) makes eps an n-free
-      threshold; ``"none"`` reproduces the printed rule. With either, the
-      search mostly ends because of chance: once the expected gain of a chunk
-      is small, a random chunk worsens the error about as often as not, and
-      ``iter_max`` such chunks in a row stop it (3 x 3 checkerboard, n = 2000,
-      sigma 0.15 to 0.3, chunks of 10, D_max = 5000, 6 seeds: D* from 130 to
-      630 with ``"relative"``, from 150 to 1190 with ``"none"``).
+      eps = 1e-3 (the default ``error_scale="raw"``). That norm grows like n,
+      so the same eps is a relative improvement n times smaller on n times
+      more data, and at the paper's data sizes the test is nearly
+      E_new < E_old. ``"relative"`` (distance / ||NyK||_F) makes eps an
+      n-free threshold. With either, the search mostly ends by chance: once
+      the expected gain of a chunk is small, a random chunk worsens the error
+      about as often as not, and ``iter_max`` such chunks in a row stop it.
 
     Nothing of size n x n is formed, and the n x D features of the selected
-    set are not kept either: the raw (unscaled) cosines R enter only through
+    set are not kept either: the unscaled features R enter only through
     G = R R_L^T (n x m) and the m x m products C^T G and G^T G, which a chunk
-    updates in O(n m chunk_size) and which the 2 / k rescaling of all features
+    updates in O(n m chunk_size) and which the c / k rescaling of all features
     multiplies by a scalar. Memory O(n (m + chunk_size)), time
     O(n (d + m) chunk_size) per tried chunk.
 
@@ -123,7 +128,7 @@ class RFFSelection(FeatureMap):
     >>> import numpy as np
     >>> X = np.random.RandomState(0).randn(300, 2)
     >>> sel = RFFSelection(max_components=200, chunk_size=10, sigma=1.0, random_state=0).fit(X)
-    >>> sel.transform(X).shape == (300, sel.n_selected_)
+    >>> sel.transform(X).shape == (300, 2 * sel.n_selected_)
     True
     """
 
@@ -135,7 +140,8 @@ class RFFSelection(FeatureMap):
         n_landmarks: int = 50,
         eps: float = 1e-3,
         iter_max: int = 5,
-        error_scale: str = "relative",
+        error_scale: str = "raw",
+        variant: str = "cossin",
         kernel: str = "gaussian",
         sigma: float | str = 1.0,
         random_state=None,
@@ -146,6 +152,7 @@ class RFFSelection(FeatureMap):
         self.eps = eps
         self.iter_max = iter_max
         self.error_scale = error_scale
+        self.variant = variant
         self.kernel = kernel
         self.sigma = sigma
         self.random_state = random_state
@@ -169,6 +176,8 @@ class RFFSelection(FeatureMap):
             raise ValueError(
                 f"error_scale={self.error_scale!r}; valid values: {', '.join(ERROR_SCALES)}"
             )
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
         if self.kernel not in SPECTRAL_KERNELS:
             raise ValueError(
                 f"kernel={self.kernel!r} is not shift-invariant; valid kernels: "
@@ -184,7 +193,7 @@ class RFFSelection(FeatureMap):
         X64 = X.astype(np.float64, copy=False)
         L = np.sort(rng.choice(X.shape[0], m, replace=False))
 
-        # G = R R_L^T of the raw cosines R of the selected set (n x m) sits beside
+        # G = R R_L^T of the unscaled features R of the selected set (n x m) sits beside
         # C = K[:, L] in one array, so a chunk meets both in a single GEMM pass
         GC = np.zeros((X.shape[0], 2 * m))
         G, C = GC[:, :m], GC[:, m:]
@@ -198,13 +207,20 @@ class RFFSelection(FeatureMap):
 
         GtG = np.zeros((m, m))
         CtG = np.zeros((m, m))
+        cossin = self.variant == "cossin"
+        # Z Z^T = (c / k) R R^T for k frequencies: c = 1 for [cos, sin], 2 for cos(. + b)
+        c = 1.0 if cossin else 2.0
         weights, offsets, trace = [], [], []
         k, e_old, failures = 0, np.inf, 0
         while k + chunk <= d_max and failures < iter_max:
             W_h = sample_frequencies(self.kernel, X.shape[1], chunk, self.sigma_, rng)
-            b_h = sample_offsets(chunk, rng)
-            H = X64 @ W_h
-            cos_bias_inplace(H, b_h, 1.0)
+            if cossin:
+                H = np.empty((X.shape[0], 2 * chunk))
+                cos_sin_into(X64 @ W_h, H, 1.0)
+            else:
+                b_h = sample_offsets(chunk, rng)
+                H = X64 @ W_h
+                cos_bias_inplace(H, b_h, 1.0)
             H_L = H[L]
             HtGC = H.T @ GC
             # candidate G' = G + H H_L^T, through its m x m products only
@@ -212,8 +228,8 @@ class RFFSelection(FeatureMap):
             GtG_new = GtG + HtG_HL + HtG_HL.T + H_L @ (H.T @ H) @ H_L.T
             CtG_new = CtG + HtGC[:, m:].T @ H_L.T
             GL_new = G[L] + H_L @ H_L.T
-            # Z Z^T = (2 / k') R R^T: C2 = s G', W2 = s G'_L
-            s = 2.0 / (k + chunk)
+            # Z Z^T = (c / k') R R^T: C2 = s G', W2 = s G'_L
+            s = c / (k + chunk)
             e_new = scale * nystrom_distance_from_grams(
                 T_ref, pinv_sqrt_factor(s * GL_new), CtC, s * s * GtG_new, s * CtG_new
             )
@@ -223,7 +239,8 @@ class RFFSelection(FeatureMap):
                 G += H @ H_L.T
                 GtG, CtG = GtG_new, CtG_new
                 weights.append(W_h)
-                offsets.append(b_h)
+                if not cossin:
+                    offsets.append(b_h)
                 k += chunk
                 e_old, failures = e_new, 0
             else:
@@ -231,13 +248,18 @@ class RFFSelection(FeatureMap):
 
         self.landmarks_ = L
         self.n_selected_ = k
-        self.n_features_out_ = k
+        self.n_features_out_ = 2 * k if cossin else k
         self.error_ = float(e_old)
         self.error_trace_ = np.array(trace, dtype=TRACE_DTYPE)
         self.random_weights_ = np.ascontiguousarray(np.hstack(weights), dtype=X.dtype)
-        self.random_offset_ = np.concatenate(offsets).astype(X.dtype)
+        if not cossin:
+            self.random_offset_ = np.concatenate(offsets).astype(X.dtype)
         return self
 
     def _transform_chunk(self, X, out):
-        np.matmul(X, self.random_weights_.astype(X.dtype, copy=False), out=out)
-        cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_selected_))
+        W = self.random_weights_.astype(X.dtype, copy=False)
+        if self.variant == "cossin":
+            cos_sin_into(X @ W, out, np.sqrt(1.0 / self.n_selected_))
+        else:
+            np.matmul(X, W, out=out)
+            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_selected_))

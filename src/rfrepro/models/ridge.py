@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.linear_model import RidgeClassifierCV
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -81,6 +82,13 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         return tags
 
 
+#: Default grid of ``lam="cv"``: one value per decade. The features' Gram
+#: Z Z^T approximates a kernel with unit diagonal, so its eigenvalues lie
+#: between ~0 and n: 1e-6 is interpolation, 1e3 shrinks all but the leading
+#: few directions.
+LAM_GRID = tuple(10.0**p for p in range(-6, 4))
+
+
 class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     """Least-squares classification on +-1 targets, one-vs-rest for multiclass.
 
@@ -90,14 +98,39 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    lam : float
-        Ridge regularisation (see :class:`RidgeRegression`).
+    lam : float or "cv"
+        Ridge regularisation (see :class:`RidgeRegression`). ``"cv"`` picks it
+        from ``lam_grid`` by leave-one-out cross-validation on the training
+        rows: the lam with the least mean squared leave-one-out error of the
+        +-1 targets (summed over the one-vs-rest columns), ties to the smaller
+        lam. All lams share one eigendecomposition, of Z Z^T when D >= n, else
+        of Z^T Z, so the search costs about one eigendecomposition
+        (scikit-learn's ``RidgeClassifierCV`` without intercept). Features only.
+    lam_grid : sequence of float
+        Candidates for ``lam="cv"`` (all > 0).
     precomputed : bool
         X is a precomputed kernel block.
+
+    Attributes
+    ----------
+    lam_ : float
+        The lam used: ``lam`` itself, or the cross-validated choice.
+    classes_ : ndarray
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> Z = rng.randn(80, 5)
+    >>> y = (Z[:, 0] + 0.1 * rng.randn(80) > 0).astype(int)
+    >>> clf = LeastSquaresClassifier(lam="cv").fit(Z, y)
+    >>> bool(clf.lam_ in LAM_GRID), clf.score(Z, y) > 0.9
+    (True, True)
     """
 
-    def __init__(self, lam: float = 1e-6, *, precomputed: bool = False):
+    def __init__(self, lam: float | str = 1e-6, *, lam_grid=LAM_GRID, precomputed: bool = False):
         self.lam = lam
+        self.lam_grid = lam_grid
         self.precomputed = precomputed
 
     @property
@@ -111,8 +144,24 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = self._binarizer.classes_
         if len(self.classes_) < 2:
             raise ValueError("LeastSquaresClassifier needs at least 2 classes in y")
-        self.ridge_ = RidgeRegression(self.lam, precomputed=self.precomputed).fit(X, T)
+        if isinstance(self.lam, str):
+            if self.lam != "cv":
+                raise ValueError(f"lam must be a number >= 0 or 'cv', got {self.lam!r}")
+            if self.precomputed:
+                raise ValueError("lam='cv' needs features, not a precomputed kernel")
+            self.lam_ = self._loo_lam(X, y)
+        else:
+            self.lam_ = _check_lam(self.lam)
+        self.ridge_ = RidgeRegression(self.lam_, precomputed=self.precomputed).fit(X, T)
         return self
+
+    def _loo_lam(self, X, y) -> float:
+        grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+            raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
+        # sorted, so that a tie (scikit-learn keeps the first best) goes to the smaller lam
+        cv = RidgeClassifierCV(alphas=np.sort(grid), fit_intercept=False).fit(X, y)
+        return float(cv.alpha_)
 
     def decision_function(self, X):
         check_is_fitted(self)

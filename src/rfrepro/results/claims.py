@@ -1,11 +1,184 @@
-"""Claims: a paper's statement, the number we measured, and a verdict."""
+"""Claims: a paper's sentence judged by a pre-stated statistical test over seeds.
+
+Each claim of a study is one dict with the same keys (``CLAIM_KEYS``):
+
+- ``paper_text``: the sentence of the paper it tests, quoted, with where it is
+  (page / figure / table);
+- ``statistic``: what is measured per seed (or fold), in words;
+- ``estimate``, ``ci_low``, ``ci_high``: its mean over seeds and a 95%
+  interval (a t interval, or a bootstrap interval over seeds);
+- ``n_seeds``: how many seeds (folds) the interval is over;
+- ``threshold``, ``side`` and ``threshold_why``: the claim holds when the
+  statistic lies above (``side="greater"``) or below (``side="less"``) the
+  threshold, a number chosen from the paper's text before looking at our
+  result, and why that number;
+- ``verdict``: ``pass`` when the whole interval lies on the claim's side,
+  ``fail`` when it lies wholly on the other side, ``inconclusive`` otherwise,
+  ``not-run`` when the runs it needs are missing (``reason`` says why).
+
+When two arms share seeds, the statistic is the per-seed difference (or
+ratio) of the paired runs: pass the paired values to :func:`paired_values`.
+
+Example
+-------
+>>> c = judge("C0", paper_text='"A beats B" (p. 3, Fig. 1)',
+...                statistic="accuracy(A) - accuracy(B), paired by seed",
+...                values=[0.02, 0.03, 0.025, 0.031, 0.018], threshold=0.0,
+...                side="greater", threshold_why="'beats': any positive gain")
+>>> c["verdict"], c["n_seeds"]
+('pass', 5)
+"""
 
 from __future__ import annotations
 
-VERDICTS = ("pass", "fail", "not-run")
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+PASS, FAIL, INCONCLUSIVE, NOT_RUN = "pass", "fail", "inconclusive", "not-run"
+VERDICTS = (PASS, FAIL, INCONCLUSIVE, NOT_RUN)
+SIDES = ("greater", "less")
+CLAIM_KEYS = (
+    "id", "paper_text", "statistic", "estimate", "ci_low", "ci_high", "n_seeds", "interval",
+    "threshold", "side", "threshold_why", "verdict", "reason",
+)
+LEVEL = 0.95
+
+
+def mean_interval(values: Iterable[float], *, method: str = "t", level: float = LEVEL,
+                  seed: int = 0) -> tuple[float, float, float, int]:
+    """Mean of ``values`` and a ``level`` interval for it: (estimate, low, high, n).
+
+    ``method="t"`` is the Student t interval (exact for normal per-seed
+    values, the default for paired differences); ``"bootstrap"`` is a BCa
+    bootstrap over seeds (scipy.stats.bootstrap, 9999 resamples, fixed
+    ``seed``) for skewed statistics such as ratios. Fewer than two finite
+    values give an infinite interval (so the verdict is inconclusive).
+    """
+    x = np.asarray([v for v in values if v is not None], dtype=float)
+    x = x[np.isfinite(x)]
+    n = int(x.size)
+    if n == 0:
+        return math.nan, -math.inf, math.inf, 0
+    est = float(x.mean())
+    if n < 2:
+        return est, -math.inf, math.inf, n
+    if np.ptp(x) == 0:
+        return est, est, est, n
+    if method == "t":
+        lo, hi = stats.t.interval(level, n - 1, loc=est, scale=stats.sem(x))
+    elif method == "bootstrap":
+        res = stats.bootstrap((x,), np.mean, confidence_level=level, n_resamples=9999,
+                              method="BCa" if n >= 5 else "percentile",
+                              random_state=np.random.default_rng(seed))
+        lo, hi = res.confidence_interval
+        if not (np.isfinite(lo) and np.isfinite(hi)):  # degenerate BCa: fall back to percentile
+            lo, hi = np.percentile(x, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    else:
+        raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
+    return est, float(lo), float(hi), n
+
+
+def paired_values(table: pd.DataFrame, *, arm_col: str, a, b, value: str, on: Sequence[str] = ("seed",),
+                  op: str = "diff") -> pd.Series:
+    """Per-seed ``value(a) - value(b)`` (``op="diff"``) or ``value(a) / value(b)`` (``"ratio"``).
+
+    Rows of ``table`` whose ``arm_col`` is ``a`` or ``b`` are matched on the
+    ``on`` columns (the seed, and whatever else must agree); unmatched rows
+    are dropped, so the result holds only the seeds both arms finished.
+    """
+    cols = list(on)
+    left = table[table[arm_col] == a].groupby(cols)[value].mean()
+    right = table[table[arm_col] == b].groupby(cols)[value].mean()
+    left, right = left.align(right, join="inner")
+    if op == "diff":
+        return left - right
+    if op == "ratio":
+        return left / right
+    raise ValueError(f"op must be 'diff' or 'ratio', got {op!r}")
+
+
+def verdict(low: float, high: float, threshold: float, side: str) -> str:
+    """``pass`` when [low, high] lies wholly on the claim's side, ``fail`` wholly on the other."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+    if math.isnan(low) or math.isnan(high):
+        return INCONCLUSIVE
+    above, below = low > threshold, high < threshold
+    if side == "greater":
+        return PASS if above else FAIL if below else INCONCLUSIVE
+    return PASS if below else FAIL if above else INCONCLUSIVE
+
+
+def judge(cid: str, *, paper_text: str, statistic: str, threshold: float, side: str,
+               threshold_why: str, values: Iterable[float] | None = None,
+               interval: str = "t", estimate: float | None = None,
+               ci: tuple[float, float] | None = None, n_seeds: int | None = None,
+               reason: str = "", measured=None, min_seeds: int = 2) -> dict:
+    """Judge one claim from per-seed ``values`` (or a precomputed ``estimate``/``ci``).
+
+    ``interval`` names how the interval was made (``"t"``, ``"bootstrap"``,
+    or a free text when ``ci`` is given, e.g. "slope t interval"). Fewer
+    than ``min_seeds`` seeds give ``inconclusive``. ``measured`` may carry
+    extra detail (per-setting numbers) shown beside the verdict.
+    """
+    if values is not None:
+        estimate, lo, hi, n = mean_interval(values, method=interval)
+    else:
+        if estimate is None or ci is None:
+            raise ValueError("give either values or estimate and ci")
+        lo, hi = (float(v) for v in ci)
+        n = int(n_seeds or 0)
+    if n == 0:
+        return not_run(cid, paper_text=paper_text, statistic=statistic, threshold=threshold,
+                       side=side, threshold_why=threshold_why,
+                       reason=reason or "no finished runs for this claim")
+    v = verdict(lo, hi, float(threshold), side) if n >= min_seeds else INCONCLUSIVE
+    if n < min_seeds:
+        reason = (reason + "; " if reason else "") + f"only {n} seed(s)"
+    out = {
+        "id": cid, "paper_text": paper_text, "statistic": statistic,
+        "estimate": float(estimate), "ci_low": lo, "ci_high": hi, "n_seeds": n,
+        "interval": f"{int(LEVEL * 100)}% {interval}" if values is not None else interval,
+        "threshold": float(threshold), "side": side, "threshold_why": threshold_why,
+        "verdict": v, "reason": reason,
+    }
+    if measured is not None:
+        out["measured"] = measured
+    return out
+
+
+def not_run(cid: str, *, paper_text: str, statistic: str, reason: str, threshold: float | None = None,
+            side: str | None = None, threshold_why: str = "") -> dict:
+    """A claim that could not be judged (data unavailable, runs missing): say why."""
+    return {
+        "id": cid, "paper_text": paper_text, "statistic": statistic,
+        "estimate": None, "ci_low": None, "ci_high": None, "n_seeds": 0, "interval": None,
+        "threshold": threshold, "side": side, "threshold_why": threshold_why,
+        "verdict": NOT_RUN, "reason": reason,
+    }
+
+
+def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
+    """Raise ValueError when a claim lacks a key of ``CLAIM_KEYS`` or has an unknown verdict."""
+    ids = [c.get("id") for c in claims]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ValueError(f"{where}: duplicate claim ids {dup}")
+    for c in claims:
+        missing = [k for k in CLAIM_KEYS if k not in c]
+        if missing:
+            raise ValueError(f"{where}: claim {c.get('id')!r} lacks {missing}")
+        if c["verdict"] not in VERDICTS:
+            raise ValueError(f"{where}: claim {c['id']!r} has verdict {c['verdict']!r}; valid: {VERDICTS}")
+    return claims
 
 
 def claim(cid: str, statement: str, measured, passed: bool | None, note: str = "") -> dict:
-    """One evaluated claim; ``passed=None`` means it could not be run (data unavailable)."""
-    verdict = "not-run" if passed is None else ("pass" if passed else "fail")
-    return {"id": cid, "statement": statement, "measured": measured, "verdict": verdict, "note": note}
+    """Deprecated pass/fail form, kept until every study uses :func:`judge`."""
+    verdict_ = NOT_RUN if passed is None else (PASS if passed else FAIL)
+    return {"id": cid, "statement": statement, "paper_text": statement, "measured": measured,
+            "verdict": verdict_, "note": note, "reason": note}

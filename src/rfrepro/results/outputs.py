@@ -1,11 +1,20 @@
-"""Build a study's outputs (table, figures, claims) from its run records alone.
+"""Build a study's outputs (table, figures, claims) from its own run records alone.
 
-The study's code lives in ``experiments/<paper>/<item>.py`` and may define:
+The study's own runs are the run ids its sweep expands to (the same plan
+``reproduce`` runs: config, data fingerprint, code version). Other records in
+its folder (an ad-hoc multirun, runs of older code or other data) are
+counted as extra runs and never drawn into the paper's figure, table or claims.
+
+The study's code lives in ``experiments/<paper>/<item>.py`` (or the module
+named by the experiment config's ``study.module``) and may define:
 
 - ``figure(table) -> matplotlib.figure.Figure``: saved as figures/<slug>.png and .pdf
 - ``summary(table) -> str``: a markdown table, saved as tables/<slug>.md
-- ``claims(table) -> list[dict]``: saved as claims/<slug>.json (see rfrepro.results.claim)
+- ``claims(table) -> list[dict]``: saved as claims/<slug>.json (see rfrepro.results.claims)
 
+``table`` holds one row per own run that has a record (``status`` ok,
+failed or unavailable). With no finished run, the harness draws a "not run"
+figure itself and figure() is not called; claims() is, and says not-run.
 ``table.attrs["results_root"]`` is the results root, against which the
 artifact paths in the records (``artifacts.*`` columns) resolve.
 """
@@ -15,13 +24,16 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
 import pandas as pd
 
 from rfrepro.config import project_root
-from rfrepro.results.store import RecordStore, _jsonable, atomic_write_text
+from rfrepro.results.claims import check_claims
+from rfrepro.results.store import FINISHED, RecordStore, _jsonable, atomic_replace, atomic_write_text, \
+    records_to_table
 
 
 def study_module(study: str) -> ModuleType:
@@ -40,46 +52,116 @@ def slug_of(study: str) -> str:
     return study.replace("/", "-")
 
 
-def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
-    """Write the table, figure, summary and claims of ``study``; return their paths."""
+def own_runs(study: str, root: Path, *, smoke: bool, extra: list[str] | None = None):
+    """(records of the study's own runs, the plan's run ids, every record in the folder)."""
+    from rfrepro.runner.sweep import plan
+
+    planned = plan(study, smoke=smoke, extra=[f"paths.results={root}", *(extra or [])])
+    expected = [p.run_id for p in planned if p.run_id is not None]
+    records = {r.get("run_id"): r for r in RecordStore(root, slug_of(study)).records()}
+    own = [records[rid] for rid in dict.fromkeys(expected) if rid in records]
+    return own, expected, records
+
+
+def not_run_figure(study: str, reason: str):
+    import matplotlib.pyplot as plt
+
+    from rfrepro.plots import not_run_panel
+
+    fig, ax = plt.subplots(figsize=(6, 3))
+    not_run_panel(ax, study, reason)
+    return fig
+
+
+def _reason(table: pd.DataFrame, n_expected: int) -> str:
+    if table.empty:
+        return f"none of its {n_expected} runs has a record yet"
+    counts = table["status"].value_counts().to_dict()
+    parts = [f"{v} {k}" for k, v in sorted(counts.items())]
+    names = sorted(set(table.loc[table["status"] == "unavailable", "dataset.name"].dropna())) \
+        if "dataset.name" in table else []
+    why = f"data unavailable ({', '.join(names)})" if names else "no run finished"
+    return f"{why}; runs: {', '.join(parts)}"
+
+
+def _save_figure(fig, root: Path, slug: str, written: dict) -> None:
+    import matplotlib.pyplot as plt
+
+    for ext in ("png", "pdf"):
+        fpath = root / "figures" / f"{slug}.{ext}"
+        atomic_replace(fpath, lambda tmp, ext=ext: fig.savefig(tmp, dpi=130, bbox_inches="tight", format=ext))
+        written[f"figure_{ext}"] = fpath
+    plt.close(fig)
+
+
+def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = None,
+                  extra: list[str] | None = None) -> dict[str, Path]:
+    """Write the table, figure, summary, claims and status of ``study``; return their paths.
+
+    An output function that raises does not stop the others: its error is
+    kept in ``tables/<slug>.status.json`` (and shown in REPORT.md).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     root = Path(results_root)
+    smoke = root.name == "smoke" if smoke is None else smoke
     slug = slug_of(study)
-    table = RecordStore(root, slug).table()
-    written: dict[str, Path] = {}
+    own, expected, records = own_runs(study, root, smoke=smoke, extra=extra)
+    table = records_to_table(own)
     if table.empty:
-        return written
-    # artifacts named in the records (e.g. kernel images) are relative to this root
+        table = pd.DataFrame({"run_id": pd.Series(dtype=str), "status": pd.Series(dtype=str)})
     table.attrs["results_root"] = str(root)
+    written: dict[str, Path] = {}
+    errors: dict[str, str] = {}
+
     tpath = root / "tables" / f"{slug}.parquet"
-    tpath.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tpath.with_suffix(".parquet.tmp")
-    table.to_parquet(tmp, index=False)
-    tmp.replace(tpath)
+    atomic_replace(tpath, lambda tmp: table.to_parquet(tmp, index=False))
     written["table"] = tpath
 
     module = study_module(study)
-    ok = table[table["status"] == "ok"] if "status" in table else table
-    if hasattr(module, "figure"):
-        fig = module.figure(table)
-        for ext in ("png", "pdf"):
-            fpath = root / "figures" / f"{slug}.{ext}"
-            fpath.parent.mkdir(parents=True, exist_ok=True)
-            fig.savefig(fpath, dpi=130, bbox_inches="tight")
-            written[f"figure_{ext}"] = fpath
-        plt.close(fig)
-    if hasattr(module, "summary"):
-        spath = root / "tables" / f"{slug}.md"
-        atomic_write_text(spath, module.summary(table))
-        written["summary"] = spath
+    n_ok = int((table["status"] == FINISHED).sum())
+
+    def attempt(kind: str, fn):
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - one broken output must not hide the others
+            errors[kind] = f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+            return None
+
+    if hasattr(module, "figure") or n_ok == 0:
+        fig = (attempt("figure", lambda: module.figure(table)) if n_ok and hasattr(module, "figure") else None)
+        if fig is None:
+            reason = _reason(table, len(expected)) if n_ok == 0 else \
+                "figure failed: " + errors.get("figure", "").splitlines()[0]
+            fig = not_run_figure(study, reason)
+        _save_figure(fig, root, slug, written)
+    if hasattr(module, "summary") and n_ok:
+        text = attempt("summary", lambda: module.summary(table))
+        if text is not None:
+            spath = root / "tables" / f"{slug}.md"
+            atomic_write_text(spath, text)
+            written["summary"] = spath
     if hasattr(module, "claims"):
-        cpath = root / "claims" / f"{slug}.json"
-        atomic_write_text(cpath, json.dumps(_jsonable(module.claims(ok if len(ok) else table)), indent=1, default=_num))
-        written["claims"] = cpath
+        claims = attempt("claims", lambda: module.claims(table))
+        if claims is not None:
+            attempt("claims_check", lambda: check_claims(claims, f"{study} claims"))
+            cpath = root / "claims" / f"{slug}.json"
+            atomic_write_text(cpath, json.dumps(_jsonable(claims), indent=1, default=_num))
+            written["claims"] = cpath
+    extra_ids = sorted(set(records) - set(expected))
+    status = {
+        "study": study, "expected_runs": len(expected), "recorded": len(own),
+        "missing": len(set(expected) - set(records)),
+        "counts": table["status"].value_counts().to_dict() if len(table) else {},
+        "extra_runs": extra_ids,
+        "extra_finished": sum(1 for i in extra_ids if records[i].get("status") == FINISHED),
+        "output_errors": errors,
+    }
+    spath = root / "tables" / f"{slug}.status.json"
+    atomic_write_text(spath, json.dumps(_jsonable(status), indent=1))
+    written["status"] = spath
     return written
 
 
@@ -93,4 +175,4 @@ def _num(obj):
 def failed_runs(table: pd.DataFrame) -> pd.DataFrame:
     if table.empty or "status" not in table:
         return table.iloc[0:0]
-    return table[table["status"] != "ok"]
+    return table[table["status"] != FINISHED]

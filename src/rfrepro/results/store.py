@@ -3,6 +3,7 @@
 Layout under the results root::
 
     runs/<paper>-<item>/<run_id>.json   one record per run (status ok | failed | unavailable)
+    runs/<paper>-<item>/<run_id>.lock   present while a process computes that run
     tables/<paper>-<item>.parquet       one tidy row per run
     figures/<paper>-<item>.{png,pdf}
     claims/<paper>-<item>.json
@@ -13,30 +14,60 @@ from __future__ import annotations
 import json
 import math
 import os
+import socket
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-FINISHED = "ok"
+#: Record statuses. Only FINISHED counts as done; the others are tried again.
+FINISHED, FAILED, UNAVAILABLE = "ok", "failed", "unavailable"
+STATUSES = (FINISHED, FAILED, UNAVAILABLE)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file + rename: never a half file."""
+def _umask() -> int:
+    # os.umask can only be read by setting it; do it once per process
+    global _UMASK
+    if _UMASK is None:
+        _UMASK = os.umask(0)
+        os.umask(_UMASK)
+    return _UMASK
+
+
+_UMASK: int | None = None
+
+
+def atomic_replace(path: Path, write) -> None:
+    """Create ``path`` through ``write(tmp_path)`` + rename: never a half file.
+
+    The temp name is unique (two processes writing the same file do not
+    collide), and the file gets the user's umask (mkstemp alone gives 0600).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix or ".tmp", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_replace`)."""
+    def write(tmp):
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    atomic_replace(path, write)
 
 
 def _jsonable(obj):
@@ -82,9 +113,14 @@ class RecordStore:
         rec = self.read(run_id)
         return rec is not None and rec.get("status") == FINISHED
 
+    def lock(self, run_id: str) -> RunLock:
+        return RunLock(self.dir / f"{run_id}.lock")
+
     def records(self) -> list[dict]:
         out = []
         for path in sorted(self.dir.glob("*.json")):
+            if path.name.startswith("."):  # a temp file being written
+                continue
             try:
                 out.append(json.loads(path.read_text()))
             except (json.JSONDecodeError, UnicodeDecodeError):
@@ -108,3 +144,69 @@ def records_to_table(records: list[dict]) -> pd.DataFrame:
             if len(vals) and not all(isinstance(v, str) for v in vals):
                 df[col] = df[col].map(lambda v: v if v is None or isinstance(v, str) else json.dumps(v))
     return df.sort_values("run_id").reset_index(drop=True)
+
+
+class RunLock:
+    """An atomic claim on one run (``O_CREAT | O_EXCL``), so two sweeps never compute it twice.
+
+    The file holds ``host pid time``. A lock left by a process that died on
+    this host is stale and taken over; one held by a live process (or by
+    another host: it cannot be checked from here) is respected.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.held = False
+
+    def _owner(self) -> tuple[str, int] | None:
+        try:
+            host, pid, _ = self.path.read_text().split(" ", 2)
+            return host, int(pid)
+        except (OSError, ValueError):
+            return None
+
+    def _stale(self) -> bool:
+        owner = self._owner()
+        if owner is None:
+            # unreadable: a writer between create and write, or garbage; old garbage is stale
+            try:
+                return time.time() - self.path.stat().st_mtime > 60
+            except OSError:
+                return True
+        host, pid = owner
+        if host != socket.gethostname():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666 & ~_umask())
+            except FileExistsError:
+                if self._stale():
+                    self.path.unlink(missing_ok=True)
+                    continue
+                return False
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{socket.gethostname()} {os.getpid()} {time.time():.0f}")
+            self.held = True
+            return True
+        return False
+
+    def release(self) -> None:
+        if self.held:
+            self.path.unlink(missing_ok=True)
+            self.held = False
+
+    def __enter__(self) -> RunLock:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()

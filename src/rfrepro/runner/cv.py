@@ -10,6 +10,14 @@ Enabled by a ``cv`` block in the run config::
       n_components: 512                    # RKS cos features used for the search
       max_rows: 5000                       # CV on at most this many training rows
       seed: 0
+      max_widen: 8                         # grid extensions allowed per parameter
+
+The grid must contain the optimum: while the best sigma factor (or lambda) is
+the smallest or largest value of its grid, the grid is extended by one more
+step in that direction (the ratio of the two outermost values on that side)
+and the new points are scored, until the choice is interior or ``max_widen``
+extensions were made. The result records the final grid ends, the number of
+extensions and whether the choice is interior.
 
 The choice is made once per (dataset, kernel, cv settings) — the same for
 every method and seed, so methods are compared at equal hyper-parameters —
@@ -30,44 +38,109 @@ from rfrepro.metrics import prediction_metrics
 from rfrepro.models import LeastSquaresClassifier, RidgeRegression
 from rfrepro.results.store import atomic_write_text
 
+#: default number of grid extensions per parameter (sigma and lambda each)
+MAX_WIDEN = 8
+
 
 def _score(task, y, yhat) -> float:
     m = prediction_metrics(task, y, yhat)
     return m["error"]
 
 
+def _extend(values: list[float], side: int) -> float:
+    """The next grid value beyond the low (``side=-1``) or high (``+1``) end, one geometric step out."""
+    v = sorted(values)
+    if side < 0:
+        step = v[1] / v[0] if len(v) > 1 else 2.0
+        return v[0] / step
+    step = v[-1] / v[-2] if len(v) > 1 else 2.0
+    return v[-1] * step
+
+
+def _edge(value: float, values: list[float]) -> int:
+    """-1 when ``value`` is the grid's smallest, +1 its largest, 0 when interior."""
+    v = sorted(values)
+    if len(v) < 2:
+        return 1
+    return -1 if value == v[0] else 1 if value == v[-1] else 0
+
+
+class _Search:
+    """k-fold errors of (sigma factor, lambda) pairs, each scored once and kept."""
+
+    def __init__(self, X, y, task: str, sigma0: float, cv: dict):
+        self.X, self.y, self.task, self.sigma0 = X, y, task, sigma0
+        self.n_components = int(cv.get("n_components", 512))
+        self.folds = int(cv.get("folds", 3))
+        splitter = (KFold(self.folds, shuffle=True, random_state=0) if task == "regression"
+                    else StratifiedKFold(self.folds, shuffle=True, random_state=0))
+        self.splits = list(splitter.split(X, y))
+        self.errors: dict[tuple[float, float], float] = {}
+
+    def score(self, factors, lams) -> None:
+        """Score every (factor, lam) pair not scored yet (features drawn once per factor and fold)."""
+        for factor in factors:
+            todo = [lam for lam in lams if (factor, lam) not in self.errors]
+            if not todo:
+                continue
+            errs = np.zeros(len(todo))
+            for tr, va in self.splits:
+                fmap = RandomFourierFeatures(self.n_components, sigma=factor * self.sigma0, random_state=0)
+                Ztr = fmap.fit_transform(self.X[tr])
+                Zva = fmap.transform(self.X[va])
+                for i, lam in enumerate(todo):
+                    model = RidgeRegression(lam) if self.task == "regression" else LeastSquaresClassifier(lam)
+                    errs[i] += _score(self.task, self.y[va], model.fit(Ztr, self.y[tr]).predict(Zva)) / self.folds
+            self.errors.update({(factor, lam): float(e) for lam, e in zip(todo, errs)})
+
+    def best(self, factors, lams) -> tuple[float, float]:
+        # ties go to the first pair in grid order, so the choice is deterministic
+        return min(((f, lam) for f in sorted(factors) for lam in sorted(lams)), key=lambda p: self.errors[p])
+
+
 def cross_validate(X, y, task: str, sigma0: float, cv: dict) -> dict:
-    """Grid search of (sigma, lambda) minimising the k-fold error of KRR / LS on RKS features."""
+    """Grid search of (sigma, lambda) minimising the k-fold error of KRR / LS on RKS features.
+
+    The grid is widened until the choice is interior (see the module docstring).
+    """
     rng = np.random.RandomState(int(cv.get("seed", 0)))
     n = X.shape[0]
     rows = np.arange(n)
     if n > int(cv.get("max_rows", 5000)):
         rows = np.sort(rng.choice(n, int(cv["max_rows"]), replace=False))
-    X, y = X[rows], y[rows]
-    folds = int(cv.get("folds", 3))
-    splitter = (KFold(folds, shuffle=True, random_state=0) if task == "regression"
-                else StratifiedKFold(folds, shuffle=True, random_state=0))
-    lams = [float(v) for v in cv["lams"]]
-    grid = []
-    for factor in cv["sigma_factors"]:
-        sigma = float(factor) * sigma0
-        errs = np.zeros(len(lams))
-        for tr, va in splitter.split(X, y):
-            fmap = RandomFourierFeatures(int(cv.get("n_components", 512)), sigma=sigma, random_state=0)
-            Ztr = fmap.fit_transform(X[tr])
-            Zva = fmap.transform(X[va])
-            for i, lam in enumerate(lams):
-                model = RidgeRegression(lam) if task == "regression" else LeastSquaresClassifier(lam)
-                errs[i] += _score(task, y[va], model.fit(Ztr, y[tr]).predict(Zva)) / folds
-        grid += [{"sigma": sigma, "lam": lam, "cv_error": float(e)} for lam, e in zip(lams, errs)]
-    best = min(grid, key=lambda g: g["cv_error"])
-    return {"sigma": best["sigma"], "lam": best["lam"], "cv_error": best["cv_error"],
-            "sigma_rule_value": sigma0, "rows": int(len(rows)), "grid": grid}
+    search = _Search(X[rows], y[rows], task, sigma0, cv)
+    factors = sorted(float(v) for v in cv["sigma_factors"])
+    lams = sorted(float(v) for v in cv["lams"])
+    max_widen = int(cv.get("max_widen", MAX_WIDEN))
+    widened = {"sigma": 0, "lam": 0}
+    while True:
+        search.score(factors, lams)
+        factor, lam = search.best(factors, lams)
+        moves = {"sigma": _edge(factor, factors), "lam": _edge(lam, lams)}
+        grown = False
+        for name, grid in (("sigma", factors), ("lam", lams)):
+            if moves[name] and widened[name] < max_widen:
+                grid.append(_extend(grid, moves[name]))
+                grid.sort()
+                widened[name] += 1
+                grown = True
+        if not grown:
+            break
+    grid = [{"sigma": f * sigma0, "lam": lam, "cv_error": search.errors[(f, lam)]}
+            for f in factors for lam in lams]
+    return {"sigma": factor * sigma0, "lam": lam, "cv_error": search.errors[(factor, lam)],
+            "sigma_rule_value": sigma0, "sigma_factor": factor, "rows": int(len(rows)),
+            "sigma_factor_min": factors[0], "sigma_factor_max": factors[-1],
+            "lam_min": lams[0], "lam_max": lams[-1],
+            "widened_sigma": widened["sigma"], "widened_lam": widened["lam"],
+            "interior": not (moves["sigma"] or moves["lam"]), "grid": grid}
 
 
 def choose(X, y, task: str, sigma0: float, cv: dict, key: dict, results_root) -> dict:
     """Cached :func:`cross_validate`: computed once per ``key`` under ``<results>/cv/``."""
-    blob = json.dumps({"key": key, "cv": cv, "sigma0": sigma0}, sort_keys=True, default=str)
+    # the search rule is part of the key: choices cached by an older rule are not reused
+    blob = json.dumps({"key": key, "cv": cv, "sigma0": sigma0, "rule": "widen-until-interior"},
+                      sort_keys=True, default=str)
     path = Path(results_root) / "cv" / f"{hashlib.sha1(blob.encode()).hexdigest()[:16]}.json"
     try:
         return json.loads(path.read_text())

@@ -85,21 +85,26 @@ def provenance() -> dict:
     return {"git_commit": git_commit(), "versions": versions(), "machine": machine()}
 
 
-def threads_for(n_jobs: int) -> int:
-    """BLAS/numba threads per job when ``n_jobs`` jobs share the machine."""
+def threads_for(n_jobs: int | None) -> int:
+    """BLAS/numba threads per run when ``n_jobs`` runs share the machine (all cores for one)."""
     cores = os.cpu_count() or 1
     if n_jobs is None or n_jobs < 1:
-        return 1
+        return cores
     return max(1, cores // n_jobs)
 
 
 class limit_threads:
-    """Context manager limiting BLAS/OpenMP and numba threads (None: no limit)."""
+    """Context manager limiting BLAS/OpenMP and numba threads (None: no limit).
+
+    ``report()`` (inside the block) says what is in force: threadpoolctl's
+    count per library and numba's.
+    """
 
     def __init__(self, threads: int | None):
         self.threads = threads
 
     def __enter__(self):
+        self._numba_before = None
         if self.threads is None:
             self._ctl = None
             return self
@@ -112,8 +117,22 @@ class limit_threads:
             self._numba_before = numba.get_num_threads()
             numba.set_num_threads(min(int(self.threads), numba.config.NUMBA_NUM_THREADS))
         except ImportError:  # pragma: no cover
-            self._numba_before = None
+            pass
         return self
+
+    def report(self) -> dict:
+        from threadpoolctl import threadpool_info
+
+        out = {"requested": self.threads,
+               "libraries": {f"{i.get('user_api')}:{i.get('internal_api')}": i.get("num_threads")
+                             for i in threadpool_info()}}
+        try:
+            import numba
+
+            out["numba"] = numba.get_num_threads()
+        except ImportError:  # pragma: no cover
+            pass
+        return out
 
     def __exit__(self, *exc):
         if self._ctl is not None:

@@ -1,70 +1,63 @@
-"""One run: dataset x feature map x model x seed -> one record."""
+"""One run: dataset x feature map x model x seed -> one record.
+
+A run is a short list of named steps, each with one owner:
+
+1. :func:`load` the data (the variant named by the run's data fingerprint);
+2. :func:`resolve_hyperparameters`: the bandwidth rule, once, and the
+   cross-validated sigma / lambda where the study asks for it;
+3. :func:`featurize`: fit the map once and transform each split once;
+4. :func:`kernel_error` of the map on fixed training rows (when asked);
+5. :func:`fit_and_score` the model;
+6. :func:`run_and_record` wraps them: identity, lock, reuse, record.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
+import os
+import signal
+import socket
 import time
 import traceback
 import warnings
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
+from sklearn.base import TransformerMixin
 
-from rfrepro.data import load_dataset
+from rfrepro.data import DatasetUnavailable, fingerprint, load_dataset
+from rfrepro.features._base import fitted_summary
 from rfrepro.kernels import kernel_matrix, resolve_bandwidth
-from rfrepro.metrics import KernelReference, kernel_errors, prediction_metrics
-from rfrepro.results.store import FINISHED, RecordStore, atomic_write_text
+from rfrepro.metrics import KernelReference, kernel_errors, kernel_spectra, prediction_metrics
+from rfrepro.results.store import FAILED, FINISHED, UNAVAILABLE, RecordStore, atomic_replace, atomic_write_text
 from rfrepro.runner.env import limit_threads, provenance
+from rfrepro.runner.identity import code_version, compute_id, run_id
 from rfrepro.runner.memory import PeakMemory
 
-#: Config keys that define what a run computes (its identity). Paths, force,
-#: threads and labels are left out so they never invalidate finished runs.
-IDENTITY_KEYS = ("study", "dataset", "method", "model", "kernel", "seed", "dtype", "eval", "smoke")
-#: Fitted attributes of a feature map worth recording, when present.
-FITTED_ATTRS = ("n_features_out_", "sigma_", "n_selected_", "q_", "block_size_")
+#: Kernels whose bandwidth is a distance scale (resolved from a rule like "median").
+SHIFT_INVARIANT = ("gaussian", "laplacian")
+#: Status of a run another process holds the lock of (not a record status).
+BUSY = "busy"
 
 
 def slug(cfg: DictConfig) -> str:
     return f"{cfg.study.paper}-{cfg.study.item}"
 
 
-def _hash(cfg: DictConfig, keys) -> str:
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    blob = json.dumps({k: resolved.get(k) for k in keys}, sort_keys=True, default=str)
-    return hashlib.sha1(blob.encode()).hexdigest()[:16]
+class Timer(dict):
+    """Seconds per named step, summed over repeats: ``with timer("fit_s"): ...``."""
 
-
-def run_id(cfg: DictConfig) -> str:
-    """Hash of the resolved config keys that define the run (order-independent)."""
-    return _hash(cfg, IDENTITY_KEYS)
-
-
-def compute_id(cfg: DictConfig) -> str:
-    """Hash of what the run computes, whichever study it belongs to.
-
-    Two studies that contain the same computation (e.g. the KSVM curve shared
-    by Sun et al.'s Fig. 1, Fig. 2 and appendix) share its result: the second
-    record copies the first and names it in ``reused_from``.
-    """
-    return _hash(cfg, [k for k in IDENTITY_KEYS if k != "study"])
-
-
-def _reusable(root, cid: str) -> dict | None:
-    pointer = Path(root) / "compute" / cid
-    try:
-        slug_, rid = pointer.read_text().strip().split("/", 1)
-    except (OSError, ValueError):
-        return None
-    rec = RecordStore(root, slug_).read(rid)
-    return rec if rec is not None and rec.get("status") == FINISHED else None
-
-
-def _public(node) -> dict:
-    return {k: v for k, v in OmegaConf.to_container(node, resolve=True).items() if k != "_target_"}
+    @contextmanager
+    def __call__(self, key: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[key] = self.get(key, 0.0) + time.perf_counter() - t0
 
 
 def _build(node, **extra):
@@ -74,25 +67,65 @@ def _build(node, **extra):
     return instantiate(params)
 
 
-class _Timer:
-    def __init__(self):
-        self.t = {}
+def _nbytes(Z) -> int:
+    if sp.issparse(Z):
+        return int(Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes)
+    return int(np.asarray(Z).nbytes)
 
-    def add(self, key: str, seconds: float) -> None:
-        self.t[key] = self.t.get(key, 0.0) + seconds
 
-    def __call__(self, key):
-        timer = self
+# ----------------------------------------------------------------------------- steps
 
-        class _Ctx:
-            def __enter__(self_inner):
-                self_inner.t0 = time.perf_counter()
 
-            def __exit__(self_inner, *exc):
-                timer.add(key, time.perf_counter() - self_inner.t0)
-                return False
+def load(cfg: DictConfig, data_fp: dict):
+    """The run's dataset; fails when another variant than the fingerprinted one loads."""
+    ds = load_dataset(cfg.dataset, seed=cfg.seed, data_dir=cfg.paths.data, mirror=cfg.mirror)
+    want = data_fp.get("variant")
+    if want is not None and ds.meta.get("variant") != want:
+        raise RuntimeError(f"dataset {ds.name!r}: variant {ds.meta.get('variant')!r} loaded, "
+                           f"but the run's identity was computed for {want!r}")
+    return ds
 
-        return _Ctx()
+
+def resolve_hyperparameters(cfg: DictConfig, ds, X, timer: Timer) -> tuple[DictConfig, dict]:
+    """The run config with the bandwidth (and CV choices) as numbers, and what to record.
+
+    The bandwidth rule is resolved here once; the map, the exact kernel and
+    the record all read the number from the returned config.
+    """
+    run_cfg = cfg.copy()
+    kernel = {"name": cfg.kernel.name, "sigma_rule": cfg.kernel.get("sigma")}
+    sigma = None
+    if cfg.kernel.name in SHIFT_INVARIANT:
+        sigma = resolve_bandwidth(X, cfg.kernel.sigma, kernel=cfg.kernel.name, random_state=cfg.seed)
+    extra: dict = {}
+    cv = cfg.get("cv")
+    if cv is not None and cv.get("enabled"):
+        from rfrepro.runner.cv import choose
+
+        with timer("cv_s"):
+            chosen = choose(X, ds.y_train, ds.task, sigma, OmegaConf.to_container(cv, resolve=True),
+                            {"dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
+                             "kernel": cfg.kernel.name,
+                             # generated data: each seed has its own training sample
+                             "train_seed": ds.meta.get("train_seed")}, cfg.paths.results)
+        sigma = chosen["sigma"]
+        extra["cv"] = {k: v for k, v in chosen.items() if k != "grid"}
+        with open_dict(run_cfg):
+            run_cfg.model.lam = chosen["lam"]
+    with open_dict(run_cfg):
+        run_cfg.kernel.sigma = sigma
+    kernel["sigma"] = sigma
+    extra["kernel"] = kernel
+    return run_cfg, extra
+
+
+def kernel_params(run_cfg: DictConfig) -> dict:
+    """Parameters of the exact kernel (every ``kernel.*`` key but the name; no null)."""
+    params = {k: v for k, v in OmegaConf.to_container(run_cfg.kernel, resolve=True).items()
+              if k not in ("name", "sigma_rule") and v is not None}
+    if run_cfg.kernel.name not in SHIFT_INVARIANT:
+        params.pop("sigma", None)
+    return params
 
 
 _KREF_CACHE: dict[str, KernelReference] = {}
@@ -106,19 +139,107 @@ def _kernel_reference(key: str, X: np.ndarray, kernel: str, params: dict) -> Ker
     return _KREF_CACHE[key]
 
 
-def _compatible(fmap, model) -> None:
+def kernel_error_rows(cfg: DictConfig, n: int) -> np.ndarray:
+    pts = min(int(cfg.eval.kernel_error_points), n)
+    return np.sort(np.random.RandomState(cfg.eval.kernel_error_seed).choice(n, pts, replace=False))
+
+
+def kernel_error(run_cfg: DictConfig, ds, X, Z_rows, rows) -> dict:
+    """Kernel-approximation errors (and spectra when ``eval.spectrum_k``) on ``rows`` of X."""
+    params = kernel_params(run_cfg)
+    key = repr((ds.name, ds.meta.get("variant"), ds.meta.get("train_seed"), X.shape, rows.tobytes(),
+                run_cfg.kernel.name, sorted(params.items())))
+    ref = _kernel_reference(key, X[rows], run_cfg.kernel.name, params)
+    out = kernel_errors(ref, Z_rows)
+    k = int(run_cfg.eval.get("spectrum_k") or 0)
+    if k > 0:
+        out.update(kernel_spectra(ref, Z_rows, k))
+    return out
+
+
+def _chunks(n: int, rows: int):
+    for start in range(0, n, rows):
+        yield slice(start, min(start + rows, n))
+
+
+def _predict_split(fmap, model, X, rows: int, timer: Timer, split: str) -> np.ndarray:
+    preds = []
+    for part in _chunks(X.shape[0], rows):
+        with timer(f"transform_{split}_s"):
+            Z = fmap.transform(X[part])
+        with timer(f"predict_{split}_s"):
+            preds.append(model.predict(Z))
+    return np.concatenate(preds)
+
+
+def check_compatible(fmap, model, task: str) -> None:
+    """The map's output suits the model, and the model suits the task (one clear error)."""
     out_kind = getattr(fmap, "output_kind", "features")
     if "precomputed" in model.get_params():
         model.set_params(precomputed=(out_kind == "kernel"))
     in_kind = getattr(model, "input_kind", "features")
     if in_kind != out_kind:
-        raise ValueError(
-            f"model {type(model).__name__} needs {in_kind} input but the method "
-            f"{type(fmap).__name__} produces {out_kind}"
-        )
+        raise ValueError(f"model {type(model).__name__} needs {in_kind} input but the method "
+                         f"{type(fmap).__name__} produces {out_kind}")
+    est_type = getattr(model, "_estimator_type", None)
+    try:
+        est_type = model.__sklearn_tags__().estimator_type or est_type
+    except AttributeError:
+        pass
+    if task == "regression" and est_type == "classifier":
+        raise ValueError(f"model {type(model).__name__} is a classifier but the dataset is a regression task")
+    if task != "regression" and est_type == "regressor":
+        raise ValueError(f"model {type(model).__name__} is a regressor but the dataset is a {task} "
+                         "classification task; use a classifier (e.g. model=ls or model=linear_svm)")
 
 
-def _kernel_image(cfg: DictConfig, fmap, X, ds, sigma) -> str:
+def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool):
+    """Fit the map once; transform the training rows once (when the model needs them).
+
+    A map that defines its own ``fit_transform`` (e.g. TEFM, whose fit
+    computes the training features anyway) is timed as ``fit_transform_s``;
+    otherwise ``fit_s`` and ``transform_train_s`` are separate.
+    """
+    fmap = _build(run_cfg.method)
+    own = type(fmap).fit_transform is not TransformerMixin.fit_transform
+    if transform_train and own:
+        with timer("fit_transform_s"):
+            Z = fmap.fit_transform(X, y)
+        return fmap, Z
+    with timer("fit_s"):
+        fmap.fit(X, y)
+    if not transform_train:
+        return fmap, None
+    with timer("transform_train_s"):
+        Z = fmap.transform(X)
+    return fmap, Z
+
+
+def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tuple[dict, dict]:
+    """Train the model on ``Ztr``; score validation and test splits (and train if asked)."""
+    model = _build(run_cfg.model)
+    check_compatible(fmap, model, ds.task)
+    with timer("train_s"):
+        model.fit(Ztr, ds.y_train)
+    fitted = {f"model_{a.rstrip('_')}": getattr(model, a)
+              for a in getattr(model, "recorded_attributes", ("C_", "n_iter_", "converged_", "lam_"))
+              if hasattr(model, a)}
+    metrics: dict = {}
+    if run_cfg.eval.train_metrics:
+        with timer("predict_train_s"):
+            yhat = model.predict(Ztr)
+        metrics.update({f"train_{k}": v for k, v in prediction_metrics(ds.task, ds.y_train, yhat).items()})
+    rows = int(run_cfg.eval.test_chunk_rows)
+    if ds.X_val is not None:
+        yhat = _predict_split(fmap, model, ds.X_val.astype(dtype, copy=False), rows, timer, "val")
+        metrics.update({f"val_{k}": v for k, v in prediction_metrics(ds.task, ds.y_val, yhat).items()})
+    if ds.X_test is not None:
+        yhat = _predict_split(fmap, model, ds.X_test.astype(dtype, copy=False), rows, timer, "test")
+        metrics.update(prediction_metrics(ds.task, ds.y_test, yhat, bayes_error=ds.meta.get("bayes_error")))
+    return metrics, fitted
+
+
+def _kernel_image(cfg: DictConfig, run_cfg: DictConfig, rid: str, fmap, X, ds) -> str:
     """Save the approximate and exact kernel of a class-sorted subsample; return its path.
 
     The points are drawn with ``eval.kernel_error_seed`` (the same rows for
@@ -130,148 +251,101 @@ def _kernel_image(cfg: DictConfig, fmap, X, ds, sigma) -> str:
     k = min(int(cfg.eval.kernel_image_points), X.shape[0])
     rows = np.random.RandomState(cfg.eval.kernel_error_seed).choice(X.shape[0], k, replace=False)
     rows = rows[np.argsort(ds.y_train[rows], kind="stable")]
-    Z = np.asarray(fmap.transform(X[rows]), dtype=np.float64)
-    exact = kernel_matrix(cfg.kernel.name, X[rows].astype(np.float64), sigma=sigma)
-    rel = Path("artifacts") / slug(cfg) / f"{run_id(cfg)}-kernel_image.npz"
-    path = Path(cfg.paths.results) / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, approx=(Z @ Z.T).astype(np.float32), exact=exact.astype(np.float32),
-                        labels=ds.y_train[rows])
-    tmp.replace(path)
+    Z = fmap.transform(X[rows])
+    approx = np.asarray((Z @ Z.T).todense() if sp.issparse(Z) else Z @ Z.T, dtype=np.float32)
+    exact = kernel_matrix(run_cfg.kernel.name, X[rows].astype(np.float64), **kernel_params(run_cfg))
+    rel = Path("artifacts") / slug(cfg) / f"{rid}-kernel_image.npz"
+    atomic_replace(Path(cfg.paths.results) / rel,
+                   lambda tmp: np.savez_compressed(tmp, approx=approx, exact=exact.astype(np.float32),
+                                                   labels=ds.y_train[rows]))
     return str(rel)
 
 
-def _chunked_predict(fmap, model, X, rows: int, timer: _Timer) -> np.ndarray:
-    preds = []
-    for start in range(0, X.shape[0], rows):
-        with timer("map_transform_s"):
-            Z = fmap.transform(X[start : start + rows])
-        with timer("predict_s"):
-            preds.append(model.predict(Z))
-    return np.concatenate(preds)
-
-
-def execute(cfg: DictConfig) -> dict:
-    """Run ``cfg`` and return its record (without writing it). Raises on failure."""
-    timer = _Timer()
+def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> dict:
+    """Run ``cfg`` and return its record body (without writing it). Raises on failure."""
+    timer = Timer()
     rec: dict = {"metrics": {}, "fitted": {}}
+    data_fp = data_fp if data_fp is not None else {}
     # warnings (e.g. liblinear's ConvergenceWarning) go into the record, not the console
-    with limit_threads(cfg.threads), PeakMemory() as mem, warnings.catch_warnings(record=True) as caught:
+    with limit_threads(cfg.threads) as threads, PeakMemory() as mem, \
+            warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         t_start = time.perf_counter()
         with timer("load_s"):
-            ds = load_dataset(cfg.dataset, seed=cfg.seed, data_dir=cfg.paths.data, mirror=cfg.mirror)
+            ds = load(cfg, data_fp)
         dtype = np.dtype(cfg.dtype)
         Xtr = ds.X_train.astype(dtype, copy=False)
-        Xte = None if ds.X_test is None else ds.X_test.astype(dtype, copy=False)
-
-        # resolve the bandwidth once so every map, exact kernel and record agree
-        sigma = resolve_bandwidth(Xtr, cfg.kernel.sigma, kernel=cfg.kernel.name, random_state=cfg.seed) \
-            if cfg.kernel.name != "polynomial" else None
-        run_cfg = cfg.copy()
-        cv = cfg.get("cv")
-        if cv is not None and cv.get("enabled"):
-            from rfrepro.runner.cv import choose
-
-            with timer("cv_s"):
-                chosen = choose(Xtr, ds.y_train, ds.task, sigma, OmegaConf.to_container(cv, resolve=True),
-                                {"dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
-                                 "kernel": cfg.kernel.name,
-                                 # generated data: each seed has its own training sample
-                                 "train_seed": ds.meta.get("train_seed")}, cfg.paths.results)
-            sigma = chosen["sigma"]
-            rec["cv"] = {k: v for k, v in chosen.items() if k != "grid"}
-            with open_dict(run_cfg):
-                run_cfg.model.lam = chosen["lam"]
-        with open_dict(run_cfg):
-            run_cfg.kernel.sigma = sigma
-        rec["kernel"] = {"name": cfg.kernel.name, "sigma_spec": cfg.kernel.sigma, "sigma": sigma}
-
-        fmap = _build(run_cfg.method)
-        with timer("map_fit_s"):
-            fmap.fit(Xtr, ds.y_train)
-        for attr in FITTED_ATTRS:
-            if hasattr(fmap, attr):
-                rec["fitted"][attr.rstrip("_")] = getattr(fmap, attr)
-        rec["fitted"].update(getattr(fmap, "record_", {}) or {})
-
+        run_cfg, extra = resolve_hyperparameters(cfg, ds, Xtr, timer)
+        rec.update(extra)
+        predict = bool(cfg.eval.predict and cfg.model.get("_target_"))
+        fmap, Ztr = featurize(run_cfg, Xtr, ds.y_train, timer, transform_train=predict)
+        rec["fitted"].update(fitted_summary(fmap))
+        if predict:
+            rec["memory"] = {"feature_bytes": _nbytes(Ztr)}
         if cfg.eval.kernel_error:
-            pts = min(int(cfg.eval.kernel_error_points), Xtr.shape[0])
-            rows = np.sort(np.random.RandomState(cfg.eval.kernel_error_seed).choice(Xtr.shape[0], pts, replace=False))
-            key = f"{ds.name}:{ds.meta.get('variant', '')}:{Xtr.shape}:{pts}:{cfg.eval.kernel_error_seed}:{cfg.kernel.name}:{sigma}"
+            rows = kernel_error_rows(cfg, Xtr.shape[0])
             with timer("kernel_error_s"):
-                ref = _kernel_reference(key, Xtr[rows], cfg.kernel.name, {"sigma": sigma})
-                with timer("map_transform_s"):
-                    Zs = fmap.transform(Xtr[rows])
-                rec["metrics"].update(kernel_errors(ref, Zs))
-            del Zs
-
+                if Ztr is not None:
+                    Z_rows = Ztr[rows]
+                else:
+                    with timer("transform_kernel_rows_s"):
+                        Z_rows = fmap.transform(Xtr[rows])
+                rec["metrics"].update(kernel_error(run_cfg, ds, Xtr, Z_rows, rows))
+            del Z_rows
         if int(cfg.eval.get("kernel_image_points") or 0) > 0:
             with timer("kernel_image_s"):
-                rec["artifacts"] = {"kernel_image": _kernel_image(cfg, fmap, Xtr, ds, sigma)}
-
-        if cfg.eval.predict and cfg.model.get("_target_"):
-            model = _build(run_cfg.model)
-            _compatible(fmap, model)
-            with timer("map_transform_s"):
-                Ztr = fmap.transform(Xtr)
-            rec["memory"] = {"feature_bytes": int(Ztr.nbytes)}
-            with timer("train_s"):
-                model.fit(Ztr, ds.y_train)
-            for attr in ("C_", "n_iter_", "converged_"):
-                if hasattr(model, attr):
-                    rec["fitted"][f"model_{attr.rstrip('_')}"] = getattr(model, attr)
-            if cfg.eval.train_metrics:
-                with timer("predict_s"):
-                    yhat_tr = model.predict(Ztr)
-                rec["metrics"].update(
-                    {f"train_{k}": v for k, v in prediction_metrics(ds.task, ds.y_train, yhat_tr).items()}
-                )
-            del Ztr
-            if ds.X_val is not None:
-                yhat_val = _chunked_predict(fmap, model, ds.X_val.astype(dtype, copy=False),
-                                            int(cfg.eval.test_chunk_rows), timer)
-                rec["metrics"].update(
-                    {f"val_{k}": v for k, v in prediction_metrics(ds.task, ds.y_val, yhat_val).items()}
-                )
-            if Xte is not None:
-                yhat = _chunked_predict(fmap, model, Xte, int(cfg.eval.test_chunk_rows), timer)
-                rec["metrics"].update(
-                    prediction_metrics(ds.task, ds.y_test, yhat, bayes_error=ds.meta.get("bayes_error"))
-                )
-        timer.t["total_s"] = time.perf_counter() - t_start
-    rec["timings"] = timer.t
+                rec["artifacts"] = {"kernel_image": _kernel_image(cfg, run_cfg, rid, fmap, Xtr, ds)}
+        if predict:
+            metrics, fitted = fit_and_score(run_cfg, fmap, ds, Ztr, dtype, timer)
+            rec["metrics"].update(metrics)
+            rec["fitted"].update(fitted)
+        del Ztr
+        timer["total_s"] = time.perf_counter() - t_start
+        rec["threads"] = threads.report()
+    rec["timings"] = dict(timer)
     if caught:
         rec["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
-    rec.setdefault("memory", {}).update({"peak_rss_bytes": mem.peak, "run_rss_delta_bytes": mem.delta})
+    rec.setdefault("memory", {}).update(mem.report())
     rec["dataset"] = ds.summary()
     return rec
 
 
-def _is_unavailable(exc: BaseException) -> bool:
+# ----------------------------------------------------------------------------- recording
+
+
+def _public(node) -> dict:
+    return {k: v for k, v in OmegaConf.to_container(node, resolve=True).items() if k != "_target_"}
+
+
+def _reusable(root, cid: str) -> dict | None:
+    pointer = Path(root) / "compute" / cid
     try:
-        from rfrepro.data.download import DatasetUnavailable
-    except ImportError:  # pragma: no cover
-        return False
-    return isinstance(exc, DatasetUnavailable)
+        slug_, rid = pointer.read_text().strip().split("/", 1)
+    except (OSError, ValueError):
+        return None
+    rec = RecordStore(root, slug_).read(rid)
+    return rec if rec is not None and rec.get("status") == FINISHED and rec.get("compute_id") == cid else None
 
 
-def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
-    """Run ``cfg`` unless a finished record exists; always leave exactly one record.
+def identify(cfg: DictConfig) -> tuple[str, str, dict, DatasetUnavailable | None]:
+    """(run id, compute id, data fingerprint, unavailability) of ``cfg``.
 
-    A run that raises leaves a ``failed`` record with its traceback (or
-    ``unavailable`` when its data cannot be had); neither counts as finished,
-    so the next sweep tries it again.
+    The data fingerprint needs the data files (fetched if absent); when they
+    cannot be had, the identity says so (``{"unavailable": name}``) and the
+    error is returned to be recorded.
     """
-    store = store or RecordStore(cfg.paths.results, slug(cfg))
-    rid, cid = run_id(cfg), compute_id(cfg)
-    if not cfg.force and store.is_finished(rid):
-        rec = store.read(rid)
-        rec["_skipped"] = True
-        return rec
+    try:
+        fp = fingerprint(cfg.dataset, data_dir=cfg.paths.data, mirror=cfg.mirror)
+        err = None
+    except DatasetUnavailable as exc:
+        fp, err = {"unavailable": cfg.dataset.get("name")}, exc
+    return run_id(cfg, fp), compute_id(cfg, fp), fp, err
+
+
+def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
     base = {
         "run_id": rid,
+        "compute_id": cid,
         "paper": cfg.study.paper,
         "figure": cfg.study.item,
         "study": f"{cfg.study.paper}/{cfg.study.item}",
@@ -282,31 +356,86 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None) -> dict:
         "model": _public(cfg.model),
         "eval": OmegaConf.to_container(cfg.eval, resolve=True),
         "dtype": str(cfg.dtype),
+        "data_fingerprint": fp,
+        "code_version": code_version(),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "env": provenance(),
+        "executor": os.environ.get("RFREPRO_EXECUTOR", "local"),
+        "host": socket.gethostname(),
         "config": OmegaConf.to_container(cfg, resolve=True),
-        "config_hash": rid,
     }
     base["n_components"] = base["method"].get("n_components")
-    base["compute_id"] = cid
-    source = None if cfg.force else _reusable(cfg.paths.results, cid)
-    if source is not None:
-        keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
-                                       "started", "finished", "env") if k in source}
-        rec = {**base, **keep, "status": FINISHED,
-               "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
-        store.write(rec)
-        return rec
-    try:
-        body = execute(cfg)
-        status, extra = FINISHED, {}
-    except Exception as exc:  # noqa: BLE001 - every failure must leave a record
-        status = "unavailable" if _is_unavailable(exc) else "failed"
-        body = {"dataset": {"name": cfg.dataset.get("name")}}
-        extra = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
-    rec = {**base, **body, **extra, "status": status,
+    return base
+
+
+def record_failure(cfg: DictConfig, ident: tuple, cause: str) -> dict:
+    """Write a ``failed`` record for a run that could not report itself (e.g. its worker died)."""
+    rid, cid, fp, _ = ident
+    store = RecordStore(cfg.paths.results, slug(cfg))
+    rec = {**_base_record(cfg, rid, cid, fp), "status": FAILED, "error": cause,
+           "error_type": cause.split(" (", 1)[0].split(":", 1)[0],
            "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     store.write(rec)
-    if status == FINISHED:
-        atomic_write_text(Path(cfg.paths.results) / "compute" / cid, f"{store.slug}/{rid}")
+    return rec
+
+
+def _parent_alive(parent: int | None) -> bool:
+    return parent is None or os.getppid() == parent
+
+
+def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=None,
+                   parent: int | None = None) -> dict:
+    """Run ``cfg`` unless a finished record of the same computation exists; leave one record.
+
+    A run that raises leaves a ``failed`` record with its traceback (or
+    ``unavailable`` when its data cannot be had); neither counts as finished,
+    so the next sweep tries it again. A run another process is computing
+    (its lock is held) is not started: the result says ``busy``. ``parent``:
+    the pid of the sweep that started this worker; if it has died the
+    record is not written (no orphan keeps writing).
+    """
+    store = store or RecordStore(cfg.paths.results, slug(cfg))
+    rid, cid, fp, unavailable = ident or identify(cfg)
+    if not cfg.force and store.is_finished(rid):
+        rec = store.read(rid)
+        rec["_skipped"] = True
+        return rec
+    lock = store.lock(rid)
+    if not lock.acquire():
+        return {"run_id": rid, "status": BUSY, "arm": cfg.arm, "study": f"{cfg.study.paper}/{cfg.study.item}"}
+    with lock:
+        if not cfg.force and store.is_finished(rid):  # finished by another process meanwhile
+            rec = store.read(rid)
+            rec["_skipped"] = True
+            return rec
+        base = _base_record(cfg, rid, cid, fp)
+        source = None if cfg.force else _reusable(cfg.paths.results, cid)
+        if source is not None:
+            keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
+                                           "threads", "started", "finished", "env", "warnings") if k in source}
+            rec = {**base, **keep, "status": FINISHED,
+                   "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
+            store.write(rec)
+            return rec
+        if unavailable is not None:
+            body, status = {"dataset": {"name": cfg.dataset.get("name")}}, UNAVAILABLE
+            extra = {"error": f"{type(unavailable).__name__}: {unavailable}",
+                     "error_type": type(unavailable).__name__, "urls_tried": list(unavailable.urls)}
+        else:
+            try:
+                body, status, extra = execute(cfg, fp, rid), FINISHED, {}
+            except Exception as exc:  # noqa: BLE001 - every failure must leave a record
+                status = UNAVAILABLE if isinstance(exc, DatasetUnavailable) else FAILED
+                body = {"dataset": {"name": cfg.dataset.get("name")}}
+                extra = {"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
+                         "traceback": traceback.format_exc()}
+                if isinstance(exc, DatasetUnavailable):
+                    extra["urls_tried"] = list(exc.urls)
+        rec = {**base, **body, **extra, "status": status,
+               "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        if not _parent_alive(parent):  # the sweep is gone: write nothing, stop
+            os.kill(os.getpid(), signal.SIGTERM)
+        store.write(rec)
+        if status == FINISHED:
+            atomic_write_text(Path(cfg.paths.results) / "compute" / cid, f"{store.slug}/{rid}")
     return rec

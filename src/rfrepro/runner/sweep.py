@@ -120,16 +120,147 @@ def compose_cached(overrides: list[str]):
     return cfg
 
 
-def _run_job(job: Job, threads: int | None, force: bool) -> dict:
+@dataclass
+class Planned:
+    """One run of a sweep: its config and identity, known before anything runs."""
+
+    job: Job
+    cfg: object = None                 # the composed DictConfig (None when composing failed)
+    ident: tuple | None = None         # (run_id, compute_id, data fingerprint, unavailability)
+    error: str | None = None           # why the config could not be composed
+    user_threads: bool = False         # the user set threads= (it wins everywhere)
+
+    @property
+    def run_id(self) -> str | None:
+        return None if self.ident is None else self.ident[0]
+
+
+def plan(name: str, *, smoke: bool = False, extra: list[str] | None = None, jobs: int = 1,
+         force: bool = False) -> list[Planned]:
+    """Compose every run of ``name`` and compute its identity (fetching data once per source).
+
+    The run ids of a plan are the study's own runs: its outputs are drawn from
+    exactly these records. ``threads`` is set to cores / ``jobs`` unless the
+    overrides set it.
+    """
+    from rfrepro.runner.run import identify
+
+    extra = list(extra or [])
+    user_threads = any(o.split("=", 1)[0] == "threads" for o in extra)
+    tail = ([] if user_threads else [f"threads={threads_for(jobs)}"]) + [f"force={_fmt(force)}"]
+    out = []
+    for job in expand(name, smoke=smoke, extra=extra):
+        try:
+            cfg = compose_cached(job.overrides + tail)
+            from rfrepro.runner.validate import check_run_config
+
+            check_run_config(cfg)
+        except Exception as exc:  # noqa: BLE001 - a bad point is reported, the others run
+            out.append(Planned(job, error=f"{type(exc).__name__}: {exc}"))
+            continue
+        out.append(Planned(job, cfg, identify(cfg), user_threads=user_threads))
+    return out
+
+
+_WATCHDOG: list[int] = []
+
+
+def _watch_parent(parent: int) -> None:
+    """In a pool worker: exit as soon as the sweep that started it is gone."""
+    if _WATCHDOG:
+        return
+    _WATCHDOG.append(parent)
+    import os
+    import threading
+    import time
+
+    def loop():
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(0.2)
+
+    threading.Thread(target=loop, daemon=True, name="rfrepro-parent-watchdog").start()
+
+
+def _summary(rec: dict) -> dict:
+    out = {k: rec.get(k) for k in ("status", "arm", "run_id", "error", "error_type", "_skipped", "urls_tried",
+                                   "reused_from")}
+    out["dataset"] = (rec.get("dataset") or {}).get("name")
+    return out
+
+
+def run_planned(p: Planned, parent: int | None = None, executor: str = "local") -> dict:
+    """Run one planned run in this process and return its summary (the record is written)."""
+    import os
+
     from rfrepro.runner.run import run_and_record
 
-    overrides = job.overrides + [f"threads={_fmt(threads)}", f"force={_fmt(force)}"]
-    try:
-        cfg = compose_cached(overrides)
-    except Exception as exc:  # noqa: BLE001 - a bad point must not stop the sweep
-        return {"status": "failed", "arm": job.arm, "error": f"config: {exc}", "overrides": overrides}
-    rec = run_and_record(cfg)
-    return {k: rec.get(k) for k in ("status", "arm", "run_id", "error", "_skipped")}
+    if parent is not None:
+        _watch_parent(parent)
+    os.environ["RFREPRO_EXECUTOR"] = executor
+    return _summary(run_and_record(p.cfg, ident=p.ident, parent=parent))
+
+
+def _worker_died(p: Planned, exc: BaseException, attempt: int) -> dict:
+    from rfrepro.runner.run import record_failure
+
+    cause = f"worker died ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    rec = record_failure(p.cfg, p.ident, cause + (", retrying" if attempt < 2 else ", after one retry"))
+    return _summary(rec)
+
+
+def _run_pool(todo: list[Planned], jobs: int, bar, results: list) -> None:
+    """Run ``todo`` on a loky process pool; a run whose worker dies is recorded and retried once.
+
+    At most ``jobs`` runs are in flight, so every run caught by a pool crash
+    was running: each is recorded ``failed`` (worker died) and queued once
+    more; a run caught by two crashes stays failed. (loky stops the whole pool
+    when one worker dies, so the run that killed it cannot be told from the
+    ones running beside it; they are retried alike.)
+    """
+    import os
+    from collections import Counter, deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import get_reusable_executor
+
+    parent = os.getpid()
+    queue, inflight, attempts = deque(todo), {}, Counter()
+    executor = get_reusable_executor(max_workers=jobs, reuse=True)
+    while queue or inflight:
+        while queue and len(inflight) < jobs:
+            p = queue.popleft()
+            try:
+                inflight[executor.submit(run_planned, p, parent, "loky")] = p
+            except RuntimeError:  # the pool broke between two submissions: start a new one
+                queue.appendleft(p)
+                executor = get_reusable_executor(max_workers=jobs, reuse=True)
+        done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+        broken = False
+        for fut in done:
+            p = inflight.pop(fut)
+            try:
+                results.append(fut.result())
+                bar.update()
+            except Exception as exc:  # noqa: BLE001 - a dead worker, or a result that cannot come back
+                from joblib.externals.loky.process_executor import BrokenProcessPool
+
+                if isinstance(exc, BrokenProcessPool):
+                    broken = True
+                    attempts[p.run_id] += 1
+                    rec = _worker_died(p, exc, attempts[p.run_id])
+                    if attempts[p.run_id] < 2:
+                        queue.append(p)
+                        continue
+                else:
+                    from rfrepro.runner.run import record_failure
+
+                    rec = _summary(record_failure(p.cfg, p.ident, f"{type(exc).__name__}: {exc}"))
+                results.append(rec)
+                bar.update()
+        if broken:
+            executor = get_reusable_executor(max_workers=jobs, reuse=True)
 
 
 def run_sweep(
@@ -140,20 +271,66 @@ def run_sweep(
     force: bool = False,
     extra: list[str] | None = None,
     progress: bool = True,
+    scheduler: str | None = None,
 ) -> list[dict]:
-    """Run every job of experiment ``name``; finished runs are skipped unless ``force``."""
-    todo = expand(name, smoke=smoke, extra=extra)
-    threads = threads_for(jobs) if jobs > 1 else None
-    bar = tqdm(total=len(todo), desc=name, unit="run", disable=not progress)
-    results = []
-    if jobs <= 1:
-        for job in todo:
-            results.append(_run_job(job, threads, force))
+    """Run every run of experiment ``name``; finished runs are skipped unless ``force``.
+
+    ``jobs`` > 1 runs them on a local process pool; ``scheduler`` (a Dask
+    scheduler address) sends them to a cluster instead. Returns one summary
+    dict per run (``status``: ok / failed / unavailable / busy; ``_skipped``
+    for runs finished before).
+    """
+    from rfrepro.results.store import RecordStore
+
+    planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force)
+    results: list[dict] = []
+    todo = []
+    for p in planned:
+        if p.cfg is None:
+            results.append({"status": "failed", "arm": p.job.arm, "run_id": None, "error_type": "ConfigError",
+                            "error": f"config {' '.join(p.job.overrides)}: {p.error}"})
+            continue
+        store = RecordStore(p.cfg.paths.results, f"{p.cfg.study.paper}-{p.cfg.study.item}")
+        if not force and store.is_finished(p.run_id):
+            results.append({"status": "ok", "_skipped": True, "arm": p.job.arm, "run_id": p.run_id})
+        elif p.ident[3] is not None:  # data known unavailable: record it here, no worker needed
+            results.append(run_planned(p))
+        else:
+            todo.append(p)
+    bar = tqdm(total=len(planned), initial=len(results), desc=name, unit="run", disable=not progress)
+    if scheduler:
+        from rfrepro.distributed import dask_map
+
+        for p, res, exc in dask_map(_run_on_cluster, todo, address=scheduler, retries=1, desc=name,
+                                    progress=False):
+            results.append(res if exc is None else _worker_died(p, exc, 2))
+            bar.update()
+    elif jobs <= 1 or len(todo) <= 1:
+        for p in todo:
+            results.append(run_planned(p))
             bar.update()
     else:
-        par = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
-        for res in par(delayed(_run_job)(job, threads, force) for job in todo):
-            results.append(res)
-            bar.update()
+        _run_pool(todo, jobs, bar, results)
     bar.close()
     return results
+
+
+def _run_on_cluster(p: Planned) -> dict:
+    """One run on a Dask worker: the locked environment, threads = the worker's cores per task."""
+    import os
+
+    from omegaconf import open_dict
+
+    from rfrepro.lock import check_locked_env
+
+    check_locked_env()
+    if not p.user_threads:
+        try:
+            from distributed import get_worker
+
+            per_task = max(1, (os.cpu_count() or 1) // max(1, get_worker().state.nthreads))
+        except (ImportError, ValueError, AttributeError):
+            per_task = 1
+        with open_dict(p.cfg):
+            p.cfg.threads = per_task
+    return run_planned(p, executor="dask")

@@ -1,0 +1,114 @@
+"""CRAFTMaps: a random up-projection followed by a Johnson-Lindenstrauss down-projection."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils import check_random_state
+
+from rfrepro.features._base import FeatureMap, check_positive_int, row_chunks
+from rfrepro.features.compositional import PROJECTIONS, UP_FACTOR, _draw_seed
+from rfrepro.features.hadamard import SRHT
+from rfrepro.features.maclaurin import RandomMaclaurin
+
+
+class CraftMap(FeatureMap):
+    """Compact random feature map z(x) = P^T f(x), f a wide random feature map.
+
+    The up-projection ``up`` (e.g. :class:`RandomMaclaurin` or
+    :class:`TensorSketch`) is refitted with ``n_up_components`` = D output
+    features; P is a data-independent (D, E) Johnson-Lindenstrauss map,
+    E = ``n_components``:
+
+    - ``projection="gaussian"``: entries N(0, 1 / E), applied by a GEMM;
+    - ``projection="srht"``: the subsampled randomized Hadamard transform
+      ``sqrt(D'/E) R H D`` (:class:`~rfrepro.features.hadamard.SRHT`),
+      O(D' log D') per row.
+
+    Both give E[z(x)^T z(y)] = f(x)^T f(y), so the estimate of the kernel stays
+    unbiased, and z(x)^T z(y) concentrates around f(x)^T f(y) at the JL rate.
+    With the SRHT and E = D' (a power of two) P is orthogonal and z keeps f's
+    inner products exactly.
+
+    Parameters
+    ----------
+    up : estimator or None
+        The up-projection, a feature map with an ``n_components`` parameter;
+        None means ``RandomMaclaurin()``. It is cloned, never fitted in place.
+    n_components : int
+        E, the output dimension.
+    n_up_components : int or None, default None
+        D, the up-projection's output dimension; None means 4 E.
+    projection : {"gaussian", "srht"}
+    random_state : int, RandomState or None
+        Seeds the up-projection (overriding its own ``random_state``) and P.
+
+    Attributes
+    ----------
+    up_ : estimator
+        The fitted up-projection.
+    projection_ : ndarray of shape (D, E) (``"gaussian"`` only)
+    srht_ : SRHT (``"srht"`` only)
+    n_features_out_ : int
+
+    References
+    ----------
+    R. Hamid, Y. Xiao, A. Gittens and D. DeCoste. Compact random feature maps. ICML 2014.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rfrepro.features import TensorSketch
+    >>> X = np.random.RandomState(0).randn(5, 3)
+    >>> craft = CraftMap(TensorSketch(degree=3), n_components=8, projection="srht", random_state=0)
+    >>> craft.fit_transform(X).shape
+    (5, 8)
+    """
+
+    def __init__(
+        self,
+        up=None,
+        *,
+        n_components: int = 100,
+        n_up_components: int | None = None,
+        projection: str = "gaussian",
+        random_state=None,
+    ):
+        self.up = up
+        self.n_components = n_components
+        self.n_up_components = n_up_components
+        self.projection = projection
+        self.random_state = random_state
+
+    def _fit(self, X):
+        E = check_positive_int(self.n_components, "n_components")
+        D = UP_FACTOR * E if self.n_up_components is None else check_positive_int(
+            self.n_up_components, "n_up_components")
+        if self.projection not in PROJECTIONS:
+            raise ValueError(f"projection={self.projection!r}; valid projections: {', '.join(PROJECTIONS)}")
+        rng = check_random_state(self.random_state)
+        up = RandomMaclaurin() if self.up is None else clone(self.up)
+        up.set_params(n_components=D, random_state=_draw_seed(rng))
+        self.up_ = up.fit(X)
+        D = self.up_.n_features_out_
+        if self.projection == "gaussian":
+            self.projection_ = rng.standard_normal((D, E)) / np.sqrt(E)
+            self.srht_ = None
+        else:
+            self.srht_ = SRHT(D, E, random_state=_draw_seed(rng))
+            self.projection_ = None
+        self._cast = {}
+        self.n_features_out_ = E
+        self.record_ = {"n_up_components": int(D), "projection": self.projection}
+        return self
+
+    def _transform_chunk(self, X, out):
+        # the up-projected rows are D / E (4 by default) times wider than the output
+        for rows in row_chunks(X.shape[0], self.up_.n_features_out_):
+            F = self.up_.transform(X[rows])
+            if self.srht_ is not None:
+                self.srht_.apply(F, out=out[rows])
+            else:
+                if F.dtype not in self._cast:
+                    self._cast[F.dtype] = self.projection_.astype(F.dtype)
+                np.matmul(F, self._cast[F.dtype], out=out[rows])

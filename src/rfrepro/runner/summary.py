@@ -1,0 +1,69 @@
+"""What a sweep did, in a few lines, and the exit status that tells the truth.
+
+Exit statuses of ``python -m rfrepro.reproduce`` (and so of ``make reproduce-*``):
+
+====  =====================================================================
+0     every run finished (now or before)
+1     at least one run failed (its record has the error and traceback)
+2     bad input: unknown study, dataset or method, bad value, unwritable path
+3     no run failed, but some were not run: data unavailable, or another
+      process is computing them (run the command again when it is done)
+====  =====================================================================
+
+``python -m rfrepro`` (one run, or a Hydra multirun) exits 1 when any run
+did not finish, as Hydra does for a job that raises.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rfrepro.results.store import FAILED, FINISHED, UNAVAILABLE
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
+MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// base of a `wget --mirror` "
+               "copy of the official URLs), or add mirror=<base URL> to the command")
+
+
+def status_of(res: dict) -> str:
+    return "skipped (finished before)" if res.get("_skipped") else str(res.get("status"))
+
+
+def exit_code(results: list[dict]) -> int:
+    statuses = {r.get("status") for r in results}
+    if FAILED in statuses:
+        return EXIT_FAILED
+    if statuses - {FINISHED}:
+        return EXIT_NOT_RUN
+    return EXIT_OK
+
+
+def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
+    """Lines for the console: counts per status, each failure, each unavailable dataset once."""
+    counts = Counter(status_of(r) for r in results)
+    lines = [f"{study}: {len(results)} runs: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
+    slug = study.replace("/", "-")
+    for r in results:
+        if r.get("status") == FAILED:
+            where = (f"traceback in {results_root}/runs/{slug}/{r['run_id']}.json"
+                     if r.get("run_id") else "no record (the config did not compose)")
+            err = str(r.get("error") or "").splitlines()[0][:300] if r.get("error") else ""
+            lines.append(f"  FAILED {r.get('arm')} {r.get('run_id')}: {r.get('error_type') or ''} "
+                         f"{err} ({where})")
+    unavailable: dict[str, list[str]] = {}
+    for r in results:
+        if r.get("status") == UNAVAILABLE:
+            unavailable.setdefault(str(r.get("dataset")), [])
+            for u in r.get("urls_tried") or []:
+                if u not in unavailable[r.get("dataset") or "None"]:
+                    unavailable[str(r.get("dataset"))].append(u)
+    for name, urls in sorted(unavailable.items()):
+        n = sum(1 for r in results if r.get("status") == UNAVAILABLE and str(r.get("dataset")) == name)
+        lines.append(f"  NOT RUN ({n} runs): dataset {name} unavailable; URLs tried: "
+                     + (", ".join(urls) if urls else "none (no public URL: see the dataset config)"))
+    if unavailable:
+        lines.append(f"  {MIRROR_HELP}")
+    busy = counts.get("busy", 0)
+    if busy:
+        lines.append(f"  NOT RUN ({busy} runs): another process holds their lock; run again when it is done")
+    return lines

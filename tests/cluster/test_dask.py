@@ -1,0 +1,158 @@
+"""dask_map on real Dask engines: an in-process cluster (fast) and scheduler + worker processes."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import cloudpickle
+import pytest
+from distributed import Client, KilledWorker, LocalCluster
+
+from rfrepro import distributed as rdist
+from rfrepro.distributed import dask_map, threads_per_task
+
+# the worker processes cannot import this test module: send its functions by value
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def square(item):
+    """Task: log the attempt to a file (so attempts are counted across processes), square x."""
+    x, log = item
+    with open(log, "a") as f:
+        f.write(f"{x}\n")
+    if x == 3:
+        raise ValueError("three is refused")
+    return {"x": x, "y": x * x, "pid": os.getpid()}
+
+
+def slow_pid(item):
+    time.sleep(0.5)
+    return {"x": item, "pid": os.getpid()}
+
+
+def _attempts(log: Path) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for line in log.read_text().split():
+        out[int(line)] = out.get(int(line), 0) + 1
+    return out
+
+
+@pytest.fixture
+def local_cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                      host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        yield cluster
+
+
+def test_every_item_once_with_result_or_exception(local_cluster, tmp_path):
+    log = tmp_path / "attempts.txt"
+    items = [(x, str(log)) for x in range(8)]
+    out = list(dask_map(square, items, address=local_cluster.scheduler_address, retries=1,
+                        progress=False, check_env=False))
+    assert sorted(item[0] for item, _, _ in out) == list(range(8))
+    by_x = {item[0]: (res, exc) for item, res, exc in out}
+    for x in range(8):
+        res, exc = by_x[x]
+        if x == 3:
+            assert res is None and isinstance(exc, ValueError) and "three" in str(exc)
+        else:
+            assert exc is None and res["y"] == x * x
+    attempts = _attempts(log)
+    assert attempts[3] == 2  # retries=1: the failing task ran twice
+    assert all(attempts[x] == 1 for x in range(8) if x != 3)  # pure=False, no duplicates
+
+
+def test_worker_outside_the_lock_refuses(local_cluster, tmp_path, monkeypatch):
+    lock = tmp_path / "requirements.lock"
+    lock.write_text("numpy==0.0.1 \\\n    --hash=sha256:" + "0" * 64 + "\n")
+    monkeypatch.setenv("RFREPRO_LOCK", str(lock))  # in-process workers share the environment
+    rdist._check_env_once.cache_clear()
+    try:
+        out = list(dask_map(square, [(1, str(tmp_path / "log"))],
+                            address=local_cluster.scheduler_address, retries=0, progress=False))
+    finally:
+        rdist._check_env_once.cache_clear()
+    [(_, res, exc)] = out
+    assert res is None and isinstance(exc, RuntimeError)
+    assert "numpy" in str(exc) and "locked 0.0.1" in str(exc) and "make setup" in str(exc)
+    assert not (tmp_path / "log").exists()  # the run itself never started
+
+
+def test_threads_per_task_divides_the_host(local_cluster):
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert threads_per_task(local_cluster.scheduler_address) == max(1, cores // 2)
+
+
+@pytest.mark.slow
+def test_scheduler_and_worker_processes(dask_procs, tmp_path):
+    log = tmp_path / "attempts.txt"
+    items = [(x, str(log)) for x in range(6)]
+    out = list(dask_map(square, items, address=dask_procs.address, progress=False,
+                        check_env=False))
+    done = {item[0]: res for item, res, exc in out if exc is None}
+    assert sorted(done) == [0, 1, 2, 4, 5]
+    assert {r["y"] for r in done.values()} == {0, 1, 4, 16, 25}
+    pids = {p.pid for p in dask_procs.workers}
+    # the tasks ran in the worker processes (children of the nannies), not here
+    assert os.getpid() not in {r["pid"] for r in done.values()} and pids
+
+
+@pytest.mark.slow
+def test_killed_worker_loses_no_item(dask_procs):
+    items = list(range(12))
+    with Client(dask_procs.address, set_as_default=False) as client:
+        worker_pids = client.run(os.getpid)  # the worker processes themselves
+    seen: dict[int, tuple] = {}
+    killed = None
+    for item, res, exc in dask_map(slow_pid, items, address=dask_procs.address, retries=1,
+                                   progress=False, check_env=False):
+        assert item not in seen
+        seen[item] = (res, exc)
+        if killed is None:
+            # a result is in, so both workers are busy with the next tasks: kill one mid-task
+            killed = next(iter(worker_pids.values()))
+            os.kill(killed, signal.SIGKILL)
+    assert sorted(seen) == items  # none missing
+    for res, exc in seen.values():
+        assert (res is not None and exc is None) or isinstance(exc, KilledWorker)
+    assert killed is not None
+    # its tasks were rescheduled (the scheduler allows 3 deaths per task), so all finished
+    assert all(res is not None for res, _ in seen.values())
+
+
+def _run_sweep():
+    from rfrepro.runner.sweep import run_sweep
+
+    return run_sweep
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("scheduler" not in inspect.signature(_run_sweep()).parameters,
+                    reason="run_sweep has no `scheduler` parameter yet (issue 14 wiring)")
+def test_sun_smoke_on_dask_equals_local(dask_procs, tmp_path):
+    from rfrepro.results.store import FINISHED, RecordStore
+
+    run_sweep = _run_sweep()
+    name = "sun2018/fig1"
+    local, remote = tmp_path / "local", tmp_path / "remote"
+    loc = run_sweep(name, smoke=True, jobs=1, extra=[f"paths.results={local}"], progress=False)
+    rem = run_sweep(name, smoke=True, jobs=1, scheduler=dask_procs.address,
+                    extra=[f"paths.results={remote}"], progress=False)
+    assert len(rem) == len(loc) > 0
+    assert [r["status"] for r in rem] == [FINISHED] * len(rem)
+    t_loc = RecordStore(local, "sun2018-fig1").table()
+    t_rem = RecordStore(remote, "sun2018-fig1").table()
+    keys = ["arm", "seed", "model.lam"]
+    metrics = sorted(c for c in t_loc.columns if c.startswith("metrics."))
+    assert metrics and len(t_loc) == len(t_rem) == len(loc)
+    a = t_loc.sort_values(keys).reset_index(drop=True)
+    b = t_rem.sort_values(keys).reset_index(drop=True)
+    assert a[keys].equals(b[keys])
+    for col in metrics:
+        assert a[col].tolist() == b[col].tolist(), col

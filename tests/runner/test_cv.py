@@ -1,0 +1,64 @@
+"""Cross-validated sigma / lambda: the grid is widened until the choice is interior."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rfrepro.runner.cv import _edge, _extend, choose, cross_validate
+
+CV = {"sigma_factors": [0.25, 0.5, 1.0], "lams": [1e-2, 1e-1, 1.0], "folds": 3, "n_components": 64,
+      "max_rows": 400, "seed": 0}
+
+
+def _smooth_problem(n: int = 300, seed: int = 0):
+    """y = sin(x1) on x ~ N(0, 3^2 I_2): the best Gaussian bandwidth is a few units, far above 0.3."""
+    rng = np.random.RandomState(seed)
+    X = 3.0 * rng.randn(n, 2)
+    y = np.sin(X[:, 0]) + 0.05 * rng.randn(n)
+    return X, y
+
+
+def test_extend_and_edge_follow_the_geometric_grid():
+    assert _extend([0.25, 0.5, 1.0], +1) == pytest.approx(2.0)
+    assert _extend([0.25, 0.5, 1.0], -1) == pytest.approx(0.125)
+    assert _extend([1e-3, 1e-1], -1) == pytest.approx(1e-5)
+    assert (_edge(0.25, [0.25, 1.0, 0.5]), _edge(0.5, [0.25, 0.5, 1.0]), _edge(1.0, [0.25, 0.5, 1.0])) == (-1, 0, 1)
+
+
+def test_grid_is_widened_until_the_sigma_choice_is_interior():
+    X, y = _smooth_problem()
+    # sigma0 = 0.3: the initial grid 0.075 .. 0.3 lies far below the optimum
+    res = cross_validate(X, y, "regression", 0.3, CV)
+    assert res["widened_sigma"] >= 2
+    assert res["interior"]
+    assert res["sigma_factor_min"] < res["sigma_factor"] < res["sigma_factor_max"]
+    assert res["lam_min"] < res["lam"] < res["lam_max"]
+    assert res["sigma"] == pytest.approx(res["sigma_factor"] * 0.3)
+    # the choice is the grid's minimum, and the grid holds every scored point
+    errs = {(g["sigma"], g["lam"]): g["cv_error"] for g in res["grid"]}
+    assert min(errs.values()) == pytest.approx(res["cv_error"])
+    assert len(errs) == (3 + res["widened_sigma"]) * (3 + res["widened_lam"])
+
+
+def test_interior_choice_is_not_widened_and_cap_is_recorded():
+    X, y = _smooth_problem()
+    first = cross_validate(X, y, "regression", 0.3, CV)
+    # centred on the optimum found above (its neighbours were scored there too): no widening
+    again = cross_validate(X, y, "regression", first["sigma"],
+                           {**CV, "sigma_factors": [0.5, 1.0, 2.0],
+                            "lams": [first["lam"] / 10, first["lam"], first["lam"] * 10]})
+    assert (again["widened_sigma"], again["widened_lam"], again["interior"]) == (0, 0, True)
+    assert again["sigma_factor"] == 1.0 and again["sigma"] == pytest.approx(first["sigma"])
+    # one extension allowed: 0.25 .. 2 x 0.3 still lies below the optimum, so the choice stays at the edge
+    capped = cross_validate(X, y, "regression", 0.3, {**CV, "max_widen": 1})
+    assert capped["widened_sigma"] == 1 and not capped["interior"]
+    assert capped["sigma_factor"] == capped["sigma_factor_max"] == pytest.approx(2.0)
+
+
+def test_choice_is_cached_per_key(tmp_path):
+    X, y = _smooth_problem(120)
+    a = choose(X, y, "regression", 1.0, CV, {"dataset": "toy"}, tmp_path)
+    files = list((tmp_path / "cv").glob("*.json"))
+    assert len(files) == 1
+    assert choose(X + 100.0, y, "regression", 1.0, CV, {"dataset": "toy"}, tmp_path) == a
