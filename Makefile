@@ -15,19 +15,35 @@ SMOKE ?=
 SMOKE_FLAG := $(if $(filter-out 0,$(SMOKE)),--smoke,)
 EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 's|conf/experiment/||' -e 's|\.yaml$$||' | sort)
 
-.PHONY: setup demo test test-all smoke report list lint bench clean-results help
+.PHONY: setup lock demo test test-all smoke report list lint bench clean-results help
 .DEFAULT_GOAL := help
 
 help:
 	@sed -n '2,8p' Makefile
 
-$(STAMP): pyproject.toml
+# The environment is locked: requirements.lock pins every package (dev tools
+# included) with its sha256 hashes, for CPython 3.11. It is pip-tools' format
+# (pip-compile --generate-hashes) rather than `uv lock` because plain pip
+# installs it (--require-hashes), so a cluster node needs no other tool.
+# `make setup` installs exactly the lock, then this package without its
+# dependencies; `make lock` refreshes the lock after pyproject.toml changed
+# (UPGRADE=1: also move every pin to its newest release).
+LOCK := requirements.lock
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --require-hashes -r $(LOCK)
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+lock: $(STAMP)
+	$(PY) -m piptools compile --quiet --generate-hashes --allow-unsafe --extra dev \
+	  --strip-extras --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade,) \
+	  --output-file $(LOCK) pyproject.toml
+	$(PY) -m pip install -q --require-hashes -r $(LOCK)
+	touch $(STAMP)
 
 demo: setup
 	$(PY) -m rfrepro.reproduce sun2018/fig1 --jobs $(JOBS) $(SMOKE_FLAG)
@@ -42,9 +58,12 @@ test-all: setup
 reproduce-%: setup
 	$(PY) -m rfrepro.reproduce $* --jobs $(JOBS) $(SMOKE_FLAG)
 
+# every study runs even when one fails or has no data; the report is written; the exit
+# status is the worst one (1 a run failed, 3 runs not run: see rfrepro.runner.summary)
 smoke: setup
-	@set -e; for e in $(EXPERIMENTS); do $(PY) -m rfrepro.reproduce $$e --smoke --jobs $(JOBS); done
-	$(PY) -m rfrepro.report --smoke
+	@worst=0; for e in $(EXPERIMENTS); do $(PY) -m rfrepro.reproduce $$e --smoke --jobs $(JOBS); \
+	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done; \
+	  $(PY) -m rfrepro.report --smoke; exit $$worst
 
 report: setup
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)

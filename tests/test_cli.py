@@ -44,10 +44,13 @@ def test_unknown_names_exit_with_a_clear_message(tmp_path):
     assert proc.returncode == 2
     assert "unknown dataset 'nope'" in proc.stderr and "disk_annulus" in proc.stderr
     proc = _run(["-m", "rfrepro.reproduce", "nope-fig1"], tmp_path)
-    assert proc.returncode == 2 and "valid experiments" in proc.stderr
+    assert proc.returncode == 2 and "unknown experiment 'nope-fig1'" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1  # one line, no traceback
 
 
 def test_report_without_runs(tmp_path):
     proc = _run(["-m", "rfrepro.report"], tmp_path)
     assert proc.returncode == 0
-    assert "No studies have run yet" in (tmp_path / "REPORT.md").read_text()
+    text = (tmp_path / "REPORT.md").read_text()
+    # every study is listed, each saying it has not run
+    assert "## sun2018/fig1" in text and "Not run yet" in text

@@ -41,5 +41,5 @@ def test_study_names_from_make_targets():
     assert resolve_study("sun2018-fig1") == "sun2018/fig1"
     assert resolve_study("sun2018/fig1") == "sun2018/fig1"
     assert resolve_study("rff-kernel-approx") == "spine/rff-kernel-approx"
-    with pytest.raises(ValueError, match="valid experiments"):
+    with pytest.raises(ValueError, match="did you mean sun2018-fig"):
         resolve_study("sun2018-fig99")

@@ -1,11 +1,14 @@
-"""Shared pieces of the Chen, Yang, King and Lyu (2015) studies: labels, styles, curves, slopes."""
+"""Shared pieces of the Chen, Yang, King and Lyu (2015) studies: labels, styles, curves, slopes, claims."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
 from rfrepro.plots import finished, mean_std
+from rfrepro.results.claims import judge, mean_interval, not_run
 
 #: Sweep arm -> the paper's method name, in the paper's legend order.
 LABELS = {"rks": "RKS", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp", "quasi": "Quasi", "ffood": "Ffood"}
@@ -17,6 +20,10 @@ STYLE = {
     "comp": ("tab:green", "s"), "quasi": ("tab:purple", "D"), "ffood": ("tab:brown", "x"),
     "exact": ("black", "*"),
 }
+#: The two map forms of Algorithm 1, step 1: arm-name suffix -> description. Eq. (2) is the default.
+FORMS = {"": "Eq. (2) [cos, sin]", "_eq3": "Eq. (3) cos(z'x + b)"}
+#: Claim-id suffix of each form (the default form's claims keep the bare id).
+FORM_IDS = {"": "", "_eq3": "-eq3"}
 #: Dataset config name -> the paper's name, in the paper's order.
 DATASETS = {"cpu": "Cpu", "a9a": "A9a", "blogfeedback": "BlogFeedback", "slice": "Slice Localization",
             "ujiindoorloc": "UJIIndoorLoc", "mnist": "Mnist"}
@@ -57,6 +64,35 @@ def variant_of(sub: pd.DataFrame) -> str | None:
     return str(sub["dataset.variant"].dropna().iloc[0])
 
 
+#: Record timings that together are the feature-map time of the training rows: fit and transform
+#: timed apart, or together for a map with its own fit_transform (TEFM). Test-row transforms are excluded.
+MAP_TIMES = ("timings.fit_s", "timings.fit_transform_s", "timings.transform_train_s")
+
+
+def map_seconds(t: pd.DataFrame) -> pd.Series:
+    """Feature-map time of the training rows per run (the sum of ``MAP_TIMES`` present)."""
+    cols = [c for c in MAP_TIMES if c in t]
+    return t[cols].fillna(0.0).sum(axis=1) if cols else pd.Series(0.0, index=t.index)
+
+
+def split_arm(arm: str) -> tuple[str, str]:
+    """``"tefm_g_eq3"`` -> ``("tefm_g", "_eq3")``; ``"rks"`` -> ``("rks", "")``."""
+    for suffix in (f for f in FORMS if f):
+        if isinstance(arm, str) and arm.endswith(suffix):
+            return arm[: -len(suffix)], suffix
+    return arm, ""
+
+
+def of_form(table: pd.DataFrame, form: str) -> pd.DataFrame:
+    """The rows of one map form, with ``arm`` renamed to the method's bare arm (``rks``, ``tefm_g`` ...)."""
+    if table.empty or "arm" not in table:
+        return table
+    parts = table["arm"].map(split_arm)
+    out = table[parts.map(lambda p: p[1] == form)].copy()
+    out["arm"] = parts[out.index].map(lambda p: p[0])
+    return out
+
+
 def plot_curves(ax, sub: pd.DataFrame, x: str, y: str) -> None:
     """Mean +- std over seeds of ``y`` against ``x``, one line per arm."""
     g = mean_std(sub, x, y, "arm")
@@ -73,6 +109,38 @@ def means(table: pd.DataFrame, y: str, x: str = "fitted.n_features_out") -> pd.D
     if t.empty:
         return pd.DataFrame()
     return t.groupby(["dataset.name", x, "arm"])[y].mean().unstack("arm")
+
+
+def per_seed(table: pd.DataFrame, y: str, x: str = "fitted.n_features_out") -> pd.DataFrame:
+    """``y`` per run: rows (seed, dataset, l), one column per arm (finished runs only)."""
+    t = finished(table)
+    if t.empty:
+        return pd.DataFrame()
+    return t.groupby(["seed", "dataset.name", x, "arm"])[y].mean().unstack("arm")
+
+
+def judge_log_ratio(cid: str, per_seed_log: pd.Series, *, paper_text: str, statistic: str, threshold: float,
+                    threshold_why: str, reason: str = "", measured=None, side: str = "less") -> dict:
+    """Judge a ratio claim on the log scale: t interval of the mean log ratio over seeds, exponentiated.
+
+    Ratios of errors or times are skewed; their logs are closer to normal and
+    a ratio and its inverse get symmetric intervals. ``estimate`` is the
+    geometric mean of the per-seed ratios.
+    """
+    est, lo, hi, n = mean_interval(per_seed_log.to_numpy(dtype=float))
+    if n == 0:
+        return not_run(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
+                       threshold_why=threshold_why, reason=reason or "no finished runs for this claim")
+    return judge(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
+                 threshold_why=threshold_why, estimate=math.exp(est), ci=(math.exp(lo), math.exp(hi)),
+                 n_seeds=n, interval="95% t interval of the mean log ratio over seeds, exponentiated",
+                 reason=reason, measured=measured)
+
+
+def capped(values, cap: float) -> np.ndarray:
+    """``values`` with +inf (a target never reached) replaced by ``cap``."""
+    v = np.asarray(list(values), dtype=float)
+    return np.where(np.isposinf(v), cap, v)
 
 
 def geo_mean(values) -> float:

@@ -8,112 +8,151 @@ Table 1 of the paper (KRR, X is n x m, d RKS features, l output features, t test
     M3 TEFM-G     O(nnz(X) d + l^2 d + n l d)      O(n l^2)
     M4 TEFM-S     O(nnz(X) d + l^2 d + n d log l)  O(n l^2)
 
-Here RKS outputs d = l features and TEFM d = 4 l, so the exponents in n (l fixed)
-and in l (n fixed) are those of EXPECTED. Our TEFM-S applies the SRHT over the
-n training rows (O(n d log n)); our TEFM-G uses q = 1 (3 products of cost n l d).
+Here RKS outputs d = l features and TEFM d = 4 l, and nnz(X) = m n for dense
+X. The time of a sum of terms grows locally like its largest term, so a
+log-log slope lies between the smallest and largest exponents of the terms
+(``EXPECTED``): e.g. TEFM-G's map against l, terms m n l, l^3 and n l^2, has
+an exponent between 1 and 3 (2 while n l^2 dominates, as at n = 16000,
+l <= 800). Our TEFM-S applies the SRHT over the n training rows
+(O(n d log n)); our TEFM-G uses q = 1 (more n l d products, same exponents).
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from experiments.chen2015.common import STYLE, loglog_slope
+from experiments.chen2015.common import STYLE, judge_log_ratio, loglog_slope, map_seconds
 from rfrepro.plots import finished
-from rfrepro.results import claim
+from rfrepro.results.claims import FAIL, INCONCLUSIVE, PASS, judge, mean_interval, not_run
 
-N, L = "dataset.n_train", "method.n_components"
-METHODS = {"exact": "M1 exact KRR", "rks_cos": "M2 RKS", "tefm_g": "M3 TEFM-G", "tefm_s": "M4 TEFM-S"}
-COLORS = {"exact": "exact", "rks_cos": "rks", "tefm_g": "tefm_g", "tefm_s": "tefm_s"}
-#: (method, time, against) -> (lowest, highest expected exponent, the paper's term)
+N, L = "dataset.n_train", "fitted.n_features_out"
+METHODS = {"exact": "M1 exact KRR", "rks_cossin": "M2 RKS", "rks_cos": "M2 RKS", "tefm_g": "M3 TEFM-G",
+           "tefm_s": "M4 TEFM-S"}
+COLORS = {"exact": "exact", "rks_cossin": "rks", "rks_cos": "rks", "tefm_g": "tefm_g", "tefm_s": "tefm_s"}
+_RKS_MAP, _RKS_TRAIN = (1, 1, "nnz(X) d, d = l"), (2, 2, "n d^2, d = l")
+#: (method, time, against) -> (lowest, highest exponent of the paper's terms, the paper's terms)
 EXPECTED = {
-    ("exact", "map", "n"): (2, 2, "nnz(X) n"),
+    ("exact", "map", "n"): (2, 2, "nnz(X) n = m n^2"),
     ("exact", "train", "n"): (3, 3, "n^3"),
-    ("rks_cos", "map", "n"): (1, 1, "nnz(X) d"),
-    ("rks_cos", "train", "n"): (1, 1, "n d^2"),
-    ("rks_cos", "map", "l"): (1, 1, "nnz(X) d, d = l"),
-    ("rks_cos", "train", "l"): (2, 2, "n d^2, d = l"),
-    ("tefm_g", "map", "n"): (1, 1, "nnz(X) d + n l d"),
+    ("rks", "map", "n"): (1, 1, "nnz(X) d = m n d"),
+    ("rks", "train", "n"): (1, 1, "n d^2"),
+    ("rks", "map", "l"): _RKS_MAP,
+    ("rks", "train", "l"): _RKS_TRAIN,
+    ("tefm_g", "map", "n"): (0, 1, "nnz(X) d + l^2 d + n l d: n, 1, n"),
     ("tefm_g", "train", "n"): (1, 1, "n l^2"),
-    ("tefm_g", "map", "l"): (1, 2, "nnz(X) d + n l d, d = 4l: l .. l^2"),
+    ("tefm_g", "map", "l"): (1, 3, "nnz(X) d + l^2 d + n l d, d = 4l: l, l^3, l^2"),
     ("tefm_g", "train", "l"): (2, 2, "n l^2"),
-    ("tefm_s", "map", "n"): (1, 1, "nnz(X) d + n d log l"),
+    ("tefm_s", "map", "n"): (0, 1, "nnz(X) d + l^2 d + n d log l: n, 1, n"),
     ("tefm_s", "train", "n"): (1, 1, "n l^2"),
-    ("tefm_s", "map", "l"): (1, 3, "nnz(X) d + n d log l + l^2 d, d = 4l: l .. l^3"),
+    ("tefm_s", "map", "l"): (1, 3, "nnz(X) d + l^2 d + n d log l, d = 4l: l, l^3, l log l"),
     ("tefm_s", "train", "l"): (2, 2, "n l^2"),
 }
-#: A measured slope agrees when it is within this of the expected range.
-TOLERANCE = 0.3
+#: A slope counts as in the paper's range when within this of it (see TOLERANCE_WHY).
+TOLERANCE = 0.25
+TOLERANCE_WHY = (f"the exponent range of the paper's terms, widened by {TOLERANCE}: O(.) drops log factors (a "
+                 "log n factor adds about 1 / ln n = 0.1-0.13 to a slope at n = 2000..16000; our TEFM-S's SRHT "
+                 "is O(n d log n)) and BLAS throughput changes with matrix size; set before any run")
+T1_TEXT = "Table 1: time complexity of M1 to M4 (kernel method, RKS, TEFM-G, TEFM-S) for ridge regression (Sec. 3.4, p. 5)"
+SPEED_TEXT = ('"we specify the proposed method TEFM by two algorithms: TEFM-G and TEFM-S. The former may be a bit '
+              'more accurate, while the latter runs much faster." (Sec. 1, p. 1)')
+
+
+def _method_key(name: str) -> str:
+    return "rks" if str(name).startswith("rks") else str(name)
 
 
 def timed(table: pd.DataFrame) -> pd.DataFrame:
-    """Finished runs with ``map_s`` (fit + transform) and ``train_s``, one row per run."""
+    """Finished runs with ``method`` (exact / rks / tefm_g / tefm_s), ``map_s`` (training rows) and ``train_s``."""
     t = finished(table).copy()
     if t.empty:
         return t
-    t["method"] = t["method.name"]
-    t["map_s"] = t[["timings.map_fit_s", "timings.map_transform_s"]].fillna(0.0).sum(axis=1)
+    t["method"] = t["method.name"].map(_method_key)
+    t["map_s"] = map_seconds(t)
     t["train_s"] = t["timings.train_s"]
     t[L] = t[L].fillna(0) if L in t else 0
+    t.loc[t["method"] == "exact", L] = 0   # the exact kernel has no l
     return t
 
 
 def fixed_values(t: pd.DataFrame) -> tuple[int, int]:
     """The fixed n of the l sweep and the fixed l of the n sweep (most frequent values)."""
     rks = t[t["method"] != "exact"]
+    if rks.empty:
+        return int(t[N].max()), 0
     return int(rks[N].mode().iloc[0]), int(rks[L].mode().iloc[0])
+
+
+def sweeps(t: pd.DataFrame):
+    """Yield (method, against, rows) for each measured curve of the timed table ``t``."""
+    if t.empty:
+        return
+    n0, l0 = fixed_values(t)
+    for method, m in t.groupby("method"):
+        yield method, "n", (m if method == "exact" else m[m[L] == l0]).assign(x=lambda d: d[N])
+        if method != "exact":
+            yield method, "l", m[m[N] == n0].assign(x=lambda d: d[L])
 
 
 def curves(table: pd.DataFrame) -> pd.DataFrame:
     """Median time over seeds per (method, against, x) for map and train."""
-    t = timed(table)
-    if t.empty:
-        return pd.DataFrame()
-    n0, l0 = fixed_values(t)
     rows = []
-    for method, m in t.groupby("method"):
-        vs_n = m if method == "exact" else m[m[L] == l0]
-        for x, g in vs_n.groupby(N):
-            rows.append({"method": method, "against": "n", "x": x, "map_s": g["map_s"].median(),
+    for method, against, m in sweeps(timed(table)):
+        for x, g in m.groupby("x"):
+            rows.append({"method": method, "against": against, "x": x, "map_s": g["map_s"].median(),
                          "train_s": g["train_s"].median(), "runs": len(g)})
-        if method != "exact":
-            for x, g in m[m[N] == n0].groupby(L):
-                rows.append({"method": method, "against": "l", "x": x, "map_s": g["map_s"].median(),
-                             "train_s": g["train_s"].median(), "runs": len(g)})
     return pd.DataFrame(rows)
 
 
-def slopes(table: pd.DataFrame) -> dict:
-    """(method, time, against) -> fitted log-log slope."""
-    c = curves(table)
+def seed_slopes(table: pd.DataFrame) -> dict:
+    """(method, time, against) -> per-seed log-log slopes (a Series indexed by seed)."""
     out = {}
-    for (method, against), g in (c.groupby(["method", "against"]) if len(c) else []):
+    for method, against, m in sweeps(timed(table)):
         for kind in ("map", "train"):
-            out[(method, kind, against)] = loglog_slope(g["x"], g[f"{kind}_s"])
+            s = {seed: loglog_slope(g["x"], g[f"{kind}_s"]) for seed, g in m.groupby("seed")}
+            s = pd.Series(s, dtype=float).dropna()
+            if len(s):
+                out[(method, kind, against)] = s
     return out
 
 
-def agrees(slope: float, lo: float, hi: float, tol: float = TOLERANCE) -> bool:
-    return lo - tol <= slope <= hi + tol
+def slopes(table: pd.DataFrame) -> dict:
+    """(method, time, against) -> (mean slope over seeds, 95% low, 95% high, seeds)."""
+    return {k: mean_interval(v.to_numpy()) for k, v in seed_slopes(table).items()}
+
+
+def in_range(lo_ci: float, hi_ci: float, lo: float, hi: float, tol: float = TOLERANCE) -> str:
+    """pass: the interval lies inside [lo - tol, hi + tol]; fail: wholly outside it; else inconclusive."""
+    if lo_ci >= lo - tol and hi_ci <= hi + tol:
+        return PASS
+    if hi_ci < lo - tol or lo_ci > hi + tol:
+        return FAIL
+    return INCONCLUSIVE
+
+
+def _fmt_range(lo: float, hi: float) -> str:
+    return f"{lo}" if lo == hi else f"{lo} .. {hi}"
 
 
 def figure(table: pd.DataFrame):
     c = curves(table)
+    s = slopes(table)
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
     t = timed(table)
     n0, l0 = fixed_values(t) if len(t) else (0, 0)
     panels = [("map", "n"), ("train", "n"), ("map", "l"), ("train", "l")]
     for ax, (kind, against) in zip(axes, panels):
         sub = c[c["against"] == against] if len(c) else c
-        for method in [m for m in METHODS if len(sub) and m in set(sub["method"])]:
+        for method in [m for m in ("exact", "rks", "tefm_g", "tefm_s") if len(sub) and m in set(sub["method"])]:
             g = sub[sub["method"] == method].sort_values("x")
-            color, marker = STYLE[COLORS[method]]
-            s = loglog_slope(g["x"], g[f"{kind}_s"])
+            color, marker = STYLE[COLORS.get(method, method if method != "rks" else "rks")]
+            est, lo_ci, hi_ci, _ = s.get((method, kind, against), (np.nan, np.nan, np.nan, 0))
             lo, hi, _ = EXPECTED[(method, kind, against)]
-            exp = f"{lo}" if lo == hi else f"{lo}-{hi}"
+            label = {"rks": "M2 RKS"}.get(method, METHODS.get(method, method))
             ax.plot(g["x"], g[f"{kind}_s"], marker=marker, color=color,
-                    label=f"{METHODS[method]}: slope {s:.2f} (paper {exp})")
+                    label=f"{label}: {est:.2f} [{lo_ci:.2f}, {hi_ci:.2f}] (paper {_fmt_range(lo, hi)})")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
@@ -121,10 +160,10 @@ def figure(table: pd.DataFrame):
         ax.set_ylabel(f"{kind} time (s), median over seeds")
         fixed = f"l = {l0}" if against == "n" else f"n = {n0}"
         ax.set_title(f"{kind} time against {against} ({fixed})", fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6.5)
     name = t["dataset.name"].iloc[0] if len(t) else "?"
-    fig.suptitle(f"Chen et al. 2015 Table 1, measured on {name}: log-log time, fitted slopes vs the "
-                 "paper's exponents (1 BLAS thread per run)")
+    fig.suptitle(f"Chen et al. 2015 Table 1, measured on {name}: log-log time; slope = mean over seeds "
+                 "[95% t interval] vs the paper's exponents (1 BLAS thread per run)")
     fig.tight_layout()
     return fig
 
@@ -133,48 +172,66 @@ def summary(table: pd.DataFrame) -> str:
     s = slopes(table)
     if not s:
         return "No finished runs."
-    lines = ["| method | time | against | paper's term | expected exponent | fitted slope | agrees (+-0.3) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["### Table 1 exponents: the paper's against ours", "",
+             f"Ours: log-log slope of each seed's curve, mean over seeds and 95% t interval; in range: the "
+             f"interval lies within the paper's exponent range +- {TOLERANCE} (no: wholly outside; ?: overlaps "
+             "its edge).", "",
+             "| method | time | against | paper's terms | paper exponent | ours (slope [95% CI]) | seeds | in range |",
+             "|---|---|---|---|---|---|---|---|"]
+    mark = {PASS: "yes", FAIL: "no", INCONCLUSIVE: "?"}
     for key, (lo, hi, term) in EXPECTED.items():
         if key in s:
-            exp = f"{lo}" if lo == hi else f"{lo} .. {hi}"
-            lines.append(f"| {METHODS[key[0]]} | {key[1]} | {key[2]} | O({term}) | {exp} | {s[key]:.2f} | "
-                         f"{'yes' if agrees(s[key], lo, hi) else 'no'} |")
+            est, lo_ci, hi_ci, n = s[key]
+            name = "M2 RKS" if key[0] == "rks" else METHODS[key[0]]
+            lines.append(f"| {name} | {key[1]} | {key[2]} | O({term}) | {_fmt_range(lo, hi)} | "
+                         f"{est:.2f} [{lo_ci:.2f}, {hi_ci:.2f}] | {n} | {mark[in_range(lo_ci, hi_ci, lo, hi)]} |")
     c = curves(table)
     lines += ["", "| method | against | x | map time (s) | train time (s) | runs |", "|---|---|---|---|---|---|"]
     for _, r in c.sort_values(["against", "method", "x"]).iterrows():
-        lines.append(f"| {METHODS[r['method']]} | {r['against']} | {int(r['x'])} | {r['map_s']:.4f} | "
+        name = "M2 RKS" if r["method"] == "rks" else METHODS[r["method"]]
+        lines.append(f"| {name} | {r['against']} | {int(r['x'])} | {r['map_s']:.4f} | "
                      f"{r['train_s']:.4f} | {int(r['runs'])} |")
     return "\n".join(lines)
 
 
+def _t1_id(key: tuple[str, str, str]) -> str:
+    tag = {"exact": "M1", "rks": "M2", "tefm_g": "M3", "tefm_s": "M4"}[key[0]]
+    return f"T1-{tag}-{key[1]}-{key[2]}"
+
+
+def speed_log_ratio(t: pd.DataFrame) -> pd.Series:
+    """Per seed: mean over the (n, l) points both TEFM maps ran of log(map time TEFM-S / TEFM-G)."""
+    g = t[t["method"].isin(["tefm_g", "tefm_s"])]
+    if g.empty:
+        return pd.Series(dtype=float)
+    p = g.groupby(["seed", N, L, "method"])["map_s"].median().unstack("method")
+    if not {"tefm_g", "tefm_s"} <= set(p.columns):
+        return pd.Series(dtype=float)
+    return np.log(p["tefm_s"] / p["tefm_g"]).dropna().groupby(level="seed").mean()
+
+
 def claims(table: pd.DataFrame) -> list[dict]:
     t = timed(table)
-    out = []
-    if t.empty:
-        return [claim("C1.3-speed", "TEFM-S maps faster than TEFM-G", None, None, "no finished runs"),
-                claim("T1", "Measured scaling matches Table 1's exponents", None, None, "no finished runs")]
-    g = t[t["method"].isin(["tefm_g", "tefm_s"])].groupby(["method", N, L])["map_s"].median().unstack("method")
-    if {"tefm_g", "tefm_s"} <= set(g.columns):
-        g = g.dropna()
-        ratio = (g["tefm_s"] / g["tefm_g"])
-        out.append(claim(
-            "C1.3-speed", "TEFM-S maps faster than TEFM-G",
-            {"tefm_s_over_tefm_g_map_time": {f"n={int(n)},l={int(ell)}": round(float(v), 3)
-                                             for (n, ell), v in ratio.items()},
-             "points_faster": f"{int((ratio < 1).sum())}/{int(ratio.size)}"},
-            bool(ratio.size) and bool((ratio < 1).all()),
-            "median map time (fit + transform) over seeds at each (n, l); pass when TEFM-S is faster at "
-            "every point; TEFM-G with q = 1",
-        ))
-    s = slopes(table)
-    checked = {f"{k[0]} {k[1]} vs {k[2]}": {"slope": round(v, 2), "expected": EXPECTED[k][:2],
-                                            "agrees": agrees(v, *EXPECTED[k][:2])}
-               for k, v in s.items() if k in EXPECTED}
-    out.append(claim(
-        "T1", "Measured map / training time scale with n and l as Table 1's complexities say",
-        checked, bool(checked) and all(v["agrees"] for v in checked.values()),
-        f"log-log slope of the median time over seeds; agrees when within {TOLERANCE} of the expected "
-        "exponent (range); small sizes carry fixed overheads that flatten slopes",
-    ))
+    speed = dict(paper_text=SPEED_TEXT,
+                 statistic="per seed: geometric mean over the (n, l) points of map time (fit + transform) "
+                           "TEFM-S / TEFM-G (q = 1), same n and l",
+                 threshold=1.0, threshold_why="'runs much faster': a shorter map time, a ratio below 1 (no margin "
+                                              "set for 'much')")
+    out = [judge_log_ratio("C1.3-speed", speed_log_ratio(t) if len(t) else pd.Series(dtype=float), **speed)]
+    per_seed = seed_slopes(table)
+    for key, (lo, hi, term) in EXPECTED.items():
+        name = "M2 RKS" if key[0] == "rks" else METHODS[key[0]]
+        spec = dict(paper_text=f"{T1_TEXT}: {name}, {'mapping' if key[1] == 'map' else 'training'} O({term})",
+                    statistic=f"per seed: log-log slope of {key[1]} time against {key[2]} (the other size fixed); "
+                              f"the paper's terms O({term}) give exponent {_fmt_range(lo, hi)}",
+                    threshold=hi + TOLERANCE, side="less",
+                    threshold_why=f"in range [{lo - TOLERANCE:g}, {hi + TOLERANCE:g}]: {TOLERANCE_WHY}")
+        if key not in per_seed:
+            out.append(not_run(_t1_id(key), reason="no finished runs for this curve", **spec))
+            continue
+        c = judge(_t1_id(key), values=per_seed[key], **spec)
+        c["verdict"] = in_range(c["ci_low"], c["ci_high"], lo, hi) if c["n_seeds"] >= 2 else INCONCLUSIVE
+        c["reason"] = (f"pass when the 95% interval lies inside [{lo - TOLERANCE:g}, {hi + TOLERANCE:g}], fail "
+                       "when wholly outside" + (f"; {c['reason']}" if c["reason"] else ""))
+        out.append(c)
     return out

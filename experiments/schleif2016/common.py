@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rfrepro.plots import finished
+from rfrepro.results.claims import mean_interval
 
 #: The four columns of Table 1, in the paper's order (= our sweep arms).
 ARMS = ("svm_full", "svm_small", "ls_full", "ls_small")
@@ -83,10 +84,26 @@ READING = {
 }
 
 
+#: Datasets of the reproduction goal (within 2 accuracy points, D* within a factor of 2).
+GOAL_DATASETS = ("coil20", "spam", "checkerboard", "usps", "adult")
+GOAL_POINTS, GOAL_FACTOR = 2.0, 2.0
+
+#: Full-RFF maps: the paper's [cos, sin] map, and cos(Wx + b) when run as an option.
+FULL_MAPS = ("rks_cossin", "rks_cos")
 #: (feature map, model) -> the Table 1 column. The sweep's arm labels can differ
 #: (the mnist arms have their own fold list); the column is what the run computed.
-COLUMNS = {("rks_cos", "linear_svm"): "svm_full", ("rff_selection", "linear_svm"): "svm_small",
-           ("rks_cos", "ls"): "ls_full", ("rff_selection", "ls"): "ls_small"}
+COLUMNS = {**{(f, "linear_svm"): "svm_full" for f in FULL_MAPS},
+           **{(f, "ls"): "ls_full" for f in FULL_MAPS},
+           ("rff_selection", "linear_svm"): "svm_small", ("rff_selection", "ls"): "ls_small"}
+
+
+def data_note(name: str) -> str:
+    """How our data relate to the paper's: "same", or the substitute named."""
+    if name in DATA_DIFFERS:
+        return f"substitute: {DATA_DIFFERS[name]}"
+    if name in READING:
+        return f"same (ours: {READING[name]})"
+    return "same"
 
 
 def column(table: pd.DataFrame) -> pd.Series:
@@ -109,7 +126,14 @@ def table1_runs(table: pd.DataFrame) -> pd.DataFrame:
     t["acc_pct"] = 100.0 * t["metrics.accuracy"].astype(float)
     # one CV cycle = map fit + transform + train + predict: everything but loading the data
     t["cycle_s"] = t["timings.total_s"].astype(float) - t["timings.load_s"].astype(float)
-    t["d_star"] = t["fitted.n_features_out"].astype(float)
+    # D* counts frequencies (the paper's D does): n_selected, not the 2 D* [cos, sin] columns
+    t["d_star"] = np.nan
+    small = t["method.name"] == "rff_selection"
+    if "fitted.n_selected" in t:
+        t.loc[small, "d_star"] = t.loc[small, "fitted.n_selected"].astype(float)
+    t.loc[~small, "d_star"] = t.loc[~small, "fitted.n_features_out"].astype(float)
+    if "method.variant" in t:  # a full [cos, sin] map has 2 columns per frequency
+        t.loc[~small & (t["method.variant"] == "cossin"), "d_star"] /= 2
     return t
 
 
@@ -130,13 +154,15 @@ def dataset_status(table: pd.DataFrame, name: str) -> str | None:
 
 
 def per_dataset(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per (dataset, arm): accuracy mean/std (%), time per CV cycle, D*, folds, sigma, n x d."""
+    """One row per (dataset, arm): accuracy mean/std/95% t interval (%), time per CV cycle,
+    D* (mean, std, interval), folds, sigma, n x d."""
     t = table1_runs(table)
     if t.empty:
-        return pd.DataFrame(columns=["dataset", "arm", "acc_mean", "acc_std", "cycle_s", "d_star",
-                                     "d_star_std", "folds", "D", "sigma", "n", "d"])
-    # D: the full map's feature count, the selection's D_max
-    full = t["method.name"] == "rks_cos"
+        return pd.DataFrame(columns=["dataset", "arm", "acc_mean", "acc_std", "acc_lo", "acc_hi",
+                                     "cycle_s", "d_star", "d_star_std", "d_star_lo", "d_star_hi",
+                                     "folds", "D", "sigma", "n", "d"])
+    # D: the full map's frequency count, the selection's D_max
+    full = t["method.name"].isin(FULL_MAPS)
     t["D"] = np.nan
     if "method.n_components" in t:
         t.loc[full, "D"] = t.loc[full, "method.n_components"].astype(float)
@@ -152,6 +178,11 @@ def per_dataset(table: pd.DataFrame) -> pd.DataFrame:
     g["acc_std"] = g["acc_std"].fillna(0.0)
     g["d_star_std"] = g["d_star_std"].fillna(0.0)
     g["n"] = g["n_train"] + g["n_test"]
+    for col, out in (("acc_pct", "acc"), ("d_star", "d_star")):
+        iv = {key: mean_interval(grp[col])[1:3] for key, grp in t.groupby(["dataset.name", "arm"])}
+        keys = list(zip(g["dataset"], g["arm"]))
+        g[f"{out}_lo"] = [iv[k][0] for k in keys]
+        g[f"{out}_hi"] = [iv[k][1] for k in keys]
     return g
 
 
@@ -185,10 +216,19 @@ def selection_cost(table: pd.DataFrame) -> pd.DataFrame:
     if t.empty:
         return pd.DataFrame(columns=["n", "fit_s", "reps", "D_star"])
     return (t.groupby("dataset.n_train")
-            .agg(fit_s=("timings.map_fit_s", "median"), reps=("seed", "count"),
+            .agg(fit_s=("timings.fit_s", "median"), reps=("seed", "count"),
                  D_star=("fitted.n_features_out", "mean"))
             .reset_index().rename(columns={"dataset.n_train": "n"}).sort_values("n"))
 
 
 def loglog_slope(n, t) -> float:
     return float(np.polyfit(np.log(np.asarray(n, float)), np.log(np.asarray(t, float)), 1)[0])
+
+
+def fold_values(table: pd.DataFrame, dataset: str, arm: str, col: str) -> pd.Series:
+    """Per-fold (seed) values of ``col`` for one dataset and Table 1 column, from :func:`table1_runs`."""
+    t = table1_runs(table)
+    if t.empty:
+        return pd.Series(dtype=float)
+    rows = t[(t["dataset.name"] == dataset) & (t["arm"] == arm)]
+    return rows.groupby("seed")[col].mean().astype(float)

@@ -1,4 +1,12 @@
-"""Schleif, Kaban and Tino (2016) Table 1: full vs small RFF sets, SVM and LS, 10-fold CV."""
+"""Schleif, Kaban and Tino (2016) Table 1: full vs small RFF sets, SVM and LS, 10-fold CV.
+
+Every claim is judged over the folds of the 10-fold cross-validation (the
+fold is the run's seed, which also seeds the random features), with a 95%
+t interval: ``pass`` when the interval lies wholly on the claim's side of its
+threshold, ``fail`` when wholly on the other, ``inconclusive`` otherwise.
+The full and small arms of one model share their folds, so accuracy losses
+are paired by fold.
+"""
 
 from __future__ import annotations
 
@@ -11,28 +19,55 @@ from experiments.schleif2016.common import (
     ARMS,
     DATA_DIFFERS,
     DATASETS,
+    GOAL_DATASETS,
+    GOAL_FACTOR,
+    GOAL_POINTS,
     PAPER,
-    READING,
-    accuracy_loss,
     cell,
-    d_ratio,
+    data_note,
     dataset_status,
+    fold_values,
     loglog_slope,
     per_dataset,
     selection_cost,
+    table1_runs,
 )
-from rfrepro.results import claim
+from rfrepro.plots import finished
+from rfrepro.results.claims import judge, mean_interval, not_run
 
 ARM_STYLE = {"svm_full": ("tab:blue", "o"), "svm_small": ("tab:cyan", "s"),
              "ls_full": ("tab:red", "^"), "ls_small": ("tab:orange", "v")}
-#: C2.2's datasets: low-rank (loss < 1 point) and the two digit sets (larger loss).
-LOW_RANK, DIGITS = ("checkerboard", "adult"), ("mnist", "usps")
+MODELS = {"svm": "SVM", "ls": "LS"}
+
+#: The paper's sentence on each dataset's reduction and accuracy (Sec. 5, beside Table 1).
+PAPER_SAYS = {
+    "coil20": "\"For the coil data we see that the identified small RFF-model contains 29-times less "
+              "features than the full model while losing ~2% discrimination accuracy on the test set.\"",
+    "spam": "\"For the spam database we observe a similar result with 27-times less features and a small "
+            "decay in the accuracy of 3% for SVM.\"",
+    "checkerboard": "\"At the simulated checkerboard data we have almost the same accuracy in the reduced "
+                    "set while the number of features is reduced by a factor of 250.\"",
+    "usps": "\"For the USPS data we have ~6 times less features with almost the same prediction accuracy, "
+            "slightly reduced by 1-2%.\"",
+    "adult": "\"The Adult dataset keeps almost the same accuracy while having 5-times less features\"",
+    "code_rna": "\"similar observations can be made for the code-dna data\" (Table 1: D = 500, D* = 20)",
+    "mnist": "\"For MNIST the accuracy drops by 7-8% with 21 times less features.\"",
+    "cover": "\"Finally the cover data are represented by 28 times less features with a similar good "
+             "accuracy like the full model\"",
+    "forest": "\"the forest data could be represented with 22 times less features with a slight decay on "
+              "7% in the accuracy.\"",
+}
+WHERE = " (Sec. 5)"
+
 #: C2.1: the paper's smallest D / D* (adult, 500 / 105 = 4.76), the bottom of its "5x to 250x".
 C21_MIN_RATIO = 4.7
-#: C2.3: a log-log slope of selection time against n in this range counts as linear.
-LINEAR_SLOPE = (0.8, 1.2)
-#: C2.4: full-RFF accuracy within this many points of the paper's.
-C24_POINTS = 2.0
+#: C2.2's datasets: "almost the same accuracy" (loss < 1 point), and the digit sets (loss > 1 point).
+LOW_RANK, DIGITS = ("checkerboard", "adult"), ("usps", "mnist")
+C22_POINTS = 1.0
+#: C2.3: the log-log slope of selection time against n lies below the midpoint of linear and quadratic.
+C23_SLOPE = 1.5
+#: C2.4: the full-RFF accuracies of the rows whose data are the paper's (ours or by our reading).
+C24_DATASETS = ("spam", "checkerboard", "code_rna", "cover")
 
 
 def _fmt_time(s: float | None) -> str:
@@ -43,21 +78,75 @@ def _fmt_time(s: float | None) -> str:
     return f"{s:.3g} s" if s < 10 else f"{s:.0f} s"
 
 
-def _folds_note(g: pd.DataFrame, name: str) -> str:
-    folds = sorted({int(f) for f in g.loc[g["dataset"] == name, "folds"]})
-    return "/".join(str(f) for f in folds) if folds else "0"
+def _interval(lo: float, hi: float, digits: int = 2) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "[-]"
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def side_by_side(table: pd.DataFrame) -> list[str]:
+    """Every number of the paper's Table 1 (accuracies, D*) beside ours, one line each."""
+    g = per_dataset(table)
+    lines = [
+        "### Side by side: every accuracy and D* of the paper's Table 1, and ours",
+        "",
+        f"Ours: mean and 95% t interval over the folds run. Goal (datasets {', '.join(DATASETS[n] for n in GOAL_DATASETS)}): "
+        f"accuracy within {GOAL_POINTS:g} points of the paper's, D* within a factor of {GOAL_FACTOR:g}.",
+        "",
+        "| data | number | paper | ours (95% CI) | ours - paper | folds | data used | goal |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, label in DATASETS.items():
+        ref = PAPER[name]
+        why = dataset_status(table, name)
+        data = data_note(name)
+        goal_row = name in GOAL_DATASETS
+        if why is not None:
+            lines.append(f"| {label} | D* | {ref['D*']} | not run: {why} | | | {data} | |")
+            for arm in ARMS:
+                m, sd = ref["acc"][arm]
+                lines.append(f"| {label} | {ARM_LABELS[arm]} (%) | {m:.2f} +- {sd:.2f} | not run | | | {data} | |")
+            continue
+        small = g[(g["dataset"] == name) & g["arm"].isin(("svm_small", "ls_small"))]
+        if len(small):
+            s0 = small.iloc[0]
+            ratio = s0["d_star"] / ref["D*"]
+            goal = ("met" if 1 / GOAL_FACTOR <= ratio <= GOAL_FACTOR else "not met") if goal_row else "-"
+            lines.append(f"| {label} | D* (D = {int(s0['D'])}) | {ref['D*']} | {s0['d_star']:.0f} "
+                         f"{_interval(s0['d_star_lo'], s0['d_star_hi'], 0)} | x{ratio:.2f} | {int(s0['folds'])} "
+                         f"| {data} | {goal} |")
+        else:
+            lines.append(f"| {label} | D* | {ref['D*']} | not run | | | {data} | |")
+        for arm in ARMS:
+            m, sd = ref["acc"][arm]
+            c = cell(g, name, arm)
+            if c is None:
+                lines.append(f"| {label} | {ARM_LABELS[arm]} (%) | {m:.2f} +- {sd:.2f} | not run | | | {data} | |")
+                continue
+            diff = c["acc_mean"] - m
+            goal = ("met" if abs(diff) <= GOAL_POINTS else "not met") if goal_row else "-"
+            lines.append(f"| {label} | {ARM_LABELS[arm]} (%) | {m:.2f} +- {sd:.2f} | {c['acc_mean']:.2f} "
+                         f"{_interval(c['acc_lo'], c['acc_hi'])} | {diff:+.2f} | {int(c['folds'])} | {data} "
+                         f"| {goal} |")
+    return lines
+
+
+def _chosen_lams(table: pd.DataFrame) -> list[str]:
+    t = table1_runs(table)
+    if t.empty or "fitted.model_lam" not in t:
+        return []
+    t = t[t["arm"].isin(("ls_full", "ls_small"))]
+    out = []
+    for (name, arm), grp in t.groupby(["dataset.name", "arm"]):
+        counts = grp["fitted.model_lam"].dropna().astype(float).value_counts().sort_index()
+        if len(counts):
+            out.append(f"- {DATASETS.get(name, name)}, {ARM_LABELS[arm]}: "
+                       + ", ".join(f"{lam:g} ({int(c)}x)" for lam, c in counts.items()))
+    return ["LS ridge lam chosen by leave-one-out CV on each training fold (lam: folds):", *out] if out else []
 
 
 def summary(table: pd.DataFrame) -> str:
     g = per_dataset(table)
-    acc_head = ("| data | n x d here (paper) | folds | D | D* here (paper) | "
-                + " | ".join(f"{ARM_LABELS[a]} here | paper | diff" for a in ARMS) + " |")
-    lines = [
-        "### Test accuracy (%, mean +- std over the folds run), beside the paper's Table 1",
-        "",
-        acc_head,
-        "|" + "---|" * (5 + 3 * len(ARMS)),
-    ]
     time_lines = [
         "### Time per CV cycle (map fit + transform + train + predict, mean over folds), beside the paper's",
         "",
@@ -68,28 +157,10 @@ def summary(table: pd.DataFrame) -> str:
         ref = PAPER[name]
         why = dataset_status(table, name)
         if why is not None:
-            lines.append(f"| {label} | not run: {why} | | {ref['D']} | - ({ref['D*']}) |"
-                         + " | ".join(f" - | {ref['acc'][a][0]:.2f} | " for a in ARMS) + " |")
             time_lines.append(f"| {label} | not run: {why} | "
                               + " | ".join(f"- ({_fmt_time(ref['time'][a])})" for a in ARMS) + " |")
             continue
         any_row = g[g["dataset"] == name].iloc[0]
-        small = g[(g["dataset"] == name) & g["arm"].isin(("svm_small", "ls_small"))]
-        dstar = (f"{small['d_star'].mean():.0f} +- {small['d_star_std'].mean():.0f}"
-                 if len(small) else "-")
-        cells = []
-        for arm in ARMS:
-            c = cell(g, name, arm)
-            mean, std = ref["acc"][arm]
-            if c is None:
-                cells.append(f" - | {mean:.2f} +- {std:.2f} | ")
-            else:
-                cells.append(f" {c['acc_mean']:.2f} +- {c['acc_std']:.2f} | {mean:.2f} +- {std:.2f} "
-                             f"| {c['acc_mean'] - mean:+.2f} ")
-        lines.append(
-            f"| {label} | {int(any_row['n'])} x {int(any_row['d'])} ({ref['n']} x {ref['d']}) "
-            f"| {_folds_note(g, name)} | {int(any_row['D'])} | {dstar} ({ref['D*']}) |"
-            + "|".join(cells) + "|")
         times = []
         for arm in ARMS:
             c = cell(g, name, arm)
@@ -108,27 +179,22 @@ def summary(table: pd.DataFrame) -> str:
         ]
         cost_lines += [f"| {int(r.n)} | {r.fit_s:.3g} s | {int(r.reps)} |" for r in cost.itertuples()]
         if len(cost) >= 2:
-            cost_lines += ["", f"log-log slope of time against n: {loglog_slope(cost['n'], cost['fit_s']):.2f} "
-                               "(1 = linear)"]
+            cost_lines += ["", f"log-log slope of the median time against n: "
+                               f"{loglog_slope(cost['n'], cost['fit_s']):.2f} (1 = linear)"]
     notes = [
         "Notes:",
-        "- 'here' = our runs (accuracy of the held-out fold; std over folds), 'paper' = Schleif et al. "
-        "(2016) Table 1; diff = here - paper, in points.",
-        "- n x d here: training + test rows of one fold after preprocessing (adult one-hot encoded), "
-        "d the input dimension.",
-        "- Time per CV cycle here includes the selection (map fit) for the small sets; the paper does not "
-        "say whether its times do. One run per core (BLAS limited to cores / jobs threads), so times are "
-        "not comparable to the paper's machine; ratios between arms are.",
-        "- D* here: mean +- std over the folds (and both models, which select on the same folds and seeds).",
-        "- folds: how many folds of the 10-fold split finished and are averaged (a/b: the arms differ); "
-        "mnist runs folds 0-4 only (conf/experiment/schleif2016/table1.yaml says why).",
-        "- LS is least squares on +-1 targets with a 1e-6 ridge (model ls): with D close to or above "
-        "the number of training rows (spam: 5000 > 4141; usps: 5000 vs 8368) it nearly interpolates "
-        "the training labels.",
+        "- D and D* count random frequencies, as the paper's D does (its map sqrt(1/D) [cos, sin] has "
+        "2 D columns). D* is the same for the SVM and LS small arms (one selection per fold).",
+        "- n x d, sigma: sigma is the median rule on the z-scored training rows (checker: 0.52); "
+        "the study's deviations list every difference from the paper.",
+        "- Time per CV cycle here includes the selection (map fit) for the small sets and LS's "
+        "leave-one-out search over lam; one run per core, so times compare between arms, not with "
+        "the paper's machine.",
     ]
     notes += [f"- {DATASETS[k]}: data differ: {v}." for k, v in DATA_DIFFERS.items()]
-    notes += [f"- {DATASETS[k]}: {v}." for k, v in READING.items()]
-    return "\n".join(lines + [""] + time_lines + [""] + cost_lines + [""] + notes) + "\n"
+    lams = _chosen_lams(table)
+    return "\n".join(side_by_side(table) + [""] + time_lines + [""] + cost_lines + [""] + notes
+                     + ([""] + lams if lams else [])) + "\n"
 
 
 def figure(table: pd.DataFrame):
@@ -202,88 +268,110 @@ def figure(table: pd.DataFrame):
     return fig
 
 
-def _c21(g: pd.DataFrame) -> dict:
-    ratios = {DATASETS[n]: d_ratio(g, n) for n in DATASETS}
-    ran = {k: round(v, 1) for k, v in ratios.items() if v is not None}
-    paper = {DATASETS[n]: round(PAPER[n]["D"] / PAPER[n]["D*"], 1) for n in DATASETS}
-    return claim(
-        "C2.1", "D* is far smaller than D (by 5x to 250x, as in the paper's table) on every dataset",
-        {"D_over_Dstar": ran, "paper_D_over_Dstar": paper},
-        all(v >= C21_MIN_RATIO for v in ran.values()) if ran else None,
-        f"pass: D / mean D* >= {C21_MIN_RATIO} on every dataset run (the paper's own smallest ratio, "
-        "adult's 500 / 105; '5x' in the claim rounds it)"
-        + ("" if len(ran) == len(DATASETS) else
-           f"; not run: {', '.join(k for k, v in ratios.items() if v is None)}"),
-    )
 
 
-def _c22(g: pd.DataFrame) -> dict:
-    losses = {DATASETS[n]: {m: accuracy_loss(g, n, m) for m in ("svm", "ls")}
-              for n in LOW_RANK + DIGITS}
-    low = [v for n in LOW_RANK for v in losses[DATASETS[n]].values() if v is not None]
-    dig = {m: [losses[DATASETS[n]][m] for n in DIGITS if losses[DATASETS[n]][m] is not None]
-           for m in ("svm", "ls")}
-    paper = {DATASETS[n]: {m: round(PAPER[n]["acc"][f"{m}_full"][0] - PAPER[n]["acc"][f"{m}_small"][0], 2)
-                           for m in ("svm", "ls")} for n in LOW_RANK + DIGITS}
-    measured = {"loss_points": {k: {m: None if v is None else round(v, 2) for m, v in d.items()}
-                                for k, d in losses.items()}, "paper_loss_points": paper}
-    if not low or not any(dig.values()):
-        return claim("C2.2", "The accuracy lost with D* is small on low-rank data (checker, adult: "
-                     "< 1 point) and larger on MNIST / USPS", measured, None,
-                     "needs finished runs of checker or adult and of mnist or usps")
-    small_ok = all(v < 1.0 for v in low)
-    larger = all(min(v) > max(losses[DATASETS[n]][m] for n in LOW_RANK
-                              if losses[DATASETS[n]][m] is not None)
-                 for m, v in dig.items() if v)
-    return claim(
-        "C2.2", "The accuracy lost with D* is small on low-rank data (checker, adult: < 1 point) "
-        "and larger on MNIST / USPS",
-        measured, small_ok and larger,
-        "loss = full - small mean accuracy (points), per model; pass: every loss on checker and adult "
-        f"< 1 point ({'yes' if small_ok else 'no'}) and, per model, each of mnist/usps loses more "
-        f"than both of them ({'yes' if larger else 'no'})",
-    )
+# ----------------------------------------------------------------------------- claims
+
+
+def _why_not(table: pd.DataFrame, name: str) -> str:
+    return f"{DATASETS[name]}: {dataset_status(table, name) or 'no finished runs of this arm'}"
+
+
+def _c21(table: pd.DataFrame, name: str) -> dict:
+    cid = f"C2.1 {DATASETS[name]}"
+    ref = PAPER[name]
+    text = PAPER_SAYS[name] + WHERE + f"; Table 1: D = {ref['D']}, D* = {ref['D*']} " \
+        f"(D / D* = {ref['D'] / ref['D*']:.1f}); the paper's range: 5x to 250x"
+    stat = "D / D* per fold (D = D_max of the selection; D* the selected frequencies)"
+    why = (f"{C21_MIN_RATIO}: the paper's smallest D / D* (adult, 500 / 105 = 4.76), the bottom of the "
+           "'5x to 250x' its table shows; a smaller reduction is outside everything the paper reports")
+    dstar = pd.concat([fold_values(table, name, a, "d_star") for a in ("svm_small", "ls_small")])
+    runs = table1_runs(table)
+    rows = runs[(runs["dataset.name"] == name) & runs["arm"].isin(("svm_small", "ls_small"))] \
+        if len(runs) else runs
+    if dstar.empty:
+        return not_run(cid, paper_text=text, statistic=stat, threshold=C21_MIN_RATIO, side="greater",
+                       threshold_why=why, reason=_why_not(table, name))
+    D = rows.loc[rows["method.name"] == "rff_selection", "method.max_components"].astype(float).iloc[0]
+    per_fold = D / dstar.groupby(level=0).mean()
+    return judge(cid, paper_text=text, statistic=stat, values=per_fold, threshold=C21_MIN_RATIO,
+                 side="greater", threshold_why=why,
+                 measured={"D": int(D), "D_star_per_fold": [float(v) for v in dstar.groupby(level=0).mean()]})
+
+
+def _loss(table: pd.DataFrame, name: str, model: str) -> pd.Series:
+    full = fold_values(table, name, f"{model}_full", "acc_pct")
+    small = fold_values(table, name, f"{model}_small", "acc_pct")
+    full, small = full.align(small, join="inner")
+    return full - small
+
+
+def _c22(table: pd.DataFrame, name: str, model: str) -> dict:
+    ref = PAPER[name]["acc"]
+    low = name in LOW_RANK
+    cid = f"C2.2 {DATASETS[name]} {MODELS[model]}"
+    text = (PAPER_SAYS[name] + WHERE + f"; Table 1, {MODELS[model]}: full {ref[f'{model}_full'][0]:.2f}, "
+            f"small {ref[f'{model}_small'][0]:.2f}")
+    stat = f"{MODELS[model]} accuracy, full RFF minus small RFF (points), paired by fold"
+    side = "less" if low else "greater"
+    why = ("1 point: the paper calls the losses on checker and adult 'almost the same accuracy'; the "
+           "largest of them in its Table 1 is 0.91 points (checker, LS)" if low else
+           "1 point: the bottom of USPS's 'slightly reduced by 1-2%' (MNIST's '7-8%' is larger); the "
+           "paper contrasts these with the low-rank sets' losses below 1 point")
+    loss = _loss(table, name, model)
+    if loss.empty:
+        return not_run(cid, paper_text=text, statistic=stat, threshold=C22_POINTS, side=side,
+                       threshold_why=why, reason=_why_not(table, name))
+    return judge(cid, paper_text=text, statistic=stat, values=loss, threshold=C22_POINTS, side=side,
+                 threshold_why=why)
 
 
 def _c23(table: pd.DataFrame) -> dict:
-    cost = selection_cost(table)
-    if len(cost) < 2:
-        return claim("C2.3", "Selection cost grows linearly in n (time against n at fixed m, D_max)",
-                     None, None, "needs selection_cost runs at two or more n")
-    s = loglog_slope(cost["n"], cost["fit_s"])
-    return claim(
-        "C2.3", "Selection cost grows linearly in n (time against n at fixed m, D_max)",
-        {"slope": round(s, 3), "n": [int(v) for v in cost["n"]],
-         "median_fit_s": [round(float(v), 4) for v in cost["fit_s"]]},
-        LINEAR_SLOPE[0] <= s <= LINEAR_SLOPE[1],
-        f"log-log slope of the median selection time (map_fit_s) against n in {list(LINEAR_SLOPE)}; "
-        f"checker data, m = 50, D_max = {int(cost['D_star'].max())}, eps = -inf (the same "
-        "number of tries at every n); scripts/bench_selection.py measures the same on its own",
-    )
+    text = ("\"Hence, we finally have costs of O(N x m) for generating the random fourier features.\" "
+            "(Sec. 4, Complexity and Error Analysis)")
+    stat = ("log-log slope of the selection time (map fit) against n, one slope per repetition; checker "
+            "data, m = 50, D_max = 1000, eps = -inf (the same number of tries at every n)")
+    why = ("1.5: midway between linear (1, the paper's O(N m)) and quadratic (2, the O(N^2) of the exact "
+           "Frobenius norm the method avoids) on the log-log scale")
+    cost = finished(table)
+    if len(cost) and "arm" in cost:
+        cost = cost[cost["arm"] == "selection_cost"]
+    if cost.empty or cost["dataset.n_train"].nunique() < 2:
+        return not_run("C2.3", paper_text=text, statistic=stat, threshold=C23_SLOPE, side="less",
+                       threshold_why=why, reason="needs selection_cost runs at two or more n")
+    slopes = [loglog_slope(g["dataset.n_train"], g["timings.fit_s"])
+              for _, g in cost.groupby("seed") if g["dataset.n_train"].nunique() >= 2]
+    return judge("C2.3", paper_text=text, statistic=stat, values=slopes, threshold=C23_SLOPE, side="less",
+                 threshold_why=why, measured={"n": sorted(int(v) for v in cost["dataset.n_train"].unique()),
+                                              "slopes": [round(v, 3) for v in slopes]})
 
 
-def _c24(g: pd.DataFrame) -> dict:
-    diffs, other = {}, {}
-    for n, label in DATASETS.items():
-        for arm in ("svm_full", "ls_full"):
-            c = cell(g, n, arm)
-            if c is None:
-                continue
-            d = round(float(c["acc_mean"] - PAPER[n]["acc"][arm][0]), 2)
-            (other if n in DATA_DIFFERS else diffs).setdefault(label, {})[arm] = d
-    same = [abs(v) for d in diffs.values() for v in d.values()]
-    return claim(
-        "C2.4", f"Our full-RFF accuracies are within {C24_POINTS:g} points of the paper's where the "
-        "same data is used",
-        {"same_data_diff_points": diffs, "different_data_diff_points": other},
-        all(v <= C24_POINTS for v in same) if same else None,
-        "diff = ours - paper (SVM and LS on full RFF); judged on the same-data sets only ("
-        + ", ".join(DATASETS[n] for n in DATASETS if n not in DATA_DIFFERS)
-        + "; checker is our draw of the same recipe); listed apart: "
-        + "; ".join(f"{DATASETS[k]}: {v}" for k, v in DATA_DIFFERS.items()),
-    )
+def _c24(table: pd.DataFrame, name: str, model: str) -> dict:
+    arm = f"{model}_full"
+    mean, sd = PAPER[name]["acc"][arm]
+    cid = f"C2.4 {DATASETS[name]} {MODELS[model]}"
+    text = f"Table 1: {DATASETS[name]}, {ARM_LABELS[arm]} test accuracy {mean:.2f} +- {sd:.2f} % (10-fold CV)"
+    stat = (f"|mean over folds of (our {ARM_LABELS[arm]} accuracy - the paper's {mean:.2f})|, points; the "
+            "95% t interval of the mean difference folded to its absolute value (an equivalence test)")
+    why = ("2 points: folds and feature draws differ from the paper's, so only agreement within noise is "
+           "expected; 2 points is about twice the largest std over folds the paper reports for these "
+           "full-RFF cells (1.09, spam LS)")
+    diff = fold_values(table, name, arm, "acc_pct") - mean
+    if diff.empty:
+        return not_run(cid, paper_text=text, statistic=stat, threshold=GOAL_POINTS, side="less",
+                       threshold_why=why, reason=_why_not(table, name))
+    est, lo, hi, n = mean_interval(diff)
+    abs_lo = 0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))
+    abs_hi = max(abs(lo), abs(hi))
+    return judge(cid, paper_text=text, statistic=stat, estimate=abs(est), ci=(abs_lo, abs_hi), n_seeds=n,
+                 interval="95% t interval of the mean difference, folded", threshold=GOAL_POINTS,
+                 side="less", threshold_why=why,
+                 measured={"mean_difference": est, "ci_difference": [lo, hi]})
 
 
 def claims(table: pd.DataFrame) -> list[dict]:
-    g = per_dataset(table)
-    return [_c21(g), _c22(g), _c23(table), _c24(g)]
+    out = [_c21(table, name) for name in DATASETS]
+    out += [_c22(table, name, m) for name in LOW_RANK + DIGITS for m in MODELS]
+    out.append(_c23(table))
+    out += [_c24(table, name, m) for name in C24_DATASETS for m in MODELS]
+    return out

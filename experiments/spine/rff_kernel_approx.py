@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from rfrepro.plots import band, finished, grid_axes, mean_std, not_run_panel
-from rfrepro.results import claim
+from rfrepro.results import judge, not_run
 
 ARMS = {"rks_cos": "RKS cos(Wx+b)", "rks_cossin": "RKS [cos, sin]", "nystrom": "Nystrom"}
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}
@@ -46,21 +46,35 @@ def figure(table: pd.DataFrame):
     return fig
 
 
-def slope(sub: pd.DataFrame, col: str) -> float:
-    g = sub.groupby("fitted.n_features_out")[col].mean()
-    return float(np.polyfit(np.log(g.index.astype(float)), np.log(g.values), 1)[0])
+def seed_slopes(sub: pd.DataFrame, col: str) -> pd.Series:
+    """Per seed: the log-log slope of ``col`` against the output dimension D."""
+    out = {}
+    for seed, g in sub.groupby("seed"):
+        g = g.groupby("fitted.n_features_out")[col].mean()
+        if len(g) >= 2:
+            out[seed] = float(np.polyfit(np.log(g.index.astype(float)), np.log(g.values), 1)[0])
+    return pd.Series(out, dtype=float)
+
+
+PAPER_TEXT = ("Monte Carlo rate of random Fourier features: ||K - ZZ^T|| / ||K|| falls like D^-1/2 "
+              "(Rahimi & Recht 2007; the harness's own check, not a paper figure)")
 
 
 def claims(table: pd.DataFrame) -> list[dict]:
     ok = finished(table)
+    names = ["cpusmall", "cadata"] if table.empty or "dataset.name" not in table else _datasets(table)
     out = []
-    for name in _datasets(table):
-        sub = ok[(ok["dataset.name"] == name) & (ok["arm"] == "rks_cos")]
+    for name in names:
+        cid = f"S.{name}"
+        stat = f"per-seed log-log slope of the RKS cos Frobenius error against D on {name}"
+        sub = ok[(ok["dataset.name"] == name) & (ok["arm"] == "rks_cos")] if len(ok) else ok
         if sub.empty or sub["fitted.n_features_out"].nunique() < 2:
-            out.append(claim(f"S.{name}", f"RKS Frobenius error falls like D^-1/2 on {name}", None, None,
-                             "not run: data unavailable or too few D values"))
+            statuses = set(table.loc[table.get("dataset.name") == name, "status"]) if len(table) else set()
+            out.append(not_run(cid, paper_text=PAPER_TEXT, statistic=stat, threshold=[-0.6, -0.4],
+                               side="within", reason="data unavailable" if statuses == {"unavailable"}
+                               else "fewer than two values of D finished"))
             continue
-        s = slope(sub, "metrics.kerr_fro")
-        out.append(claim(f"S.{name}", f"RKS Frobenius error falls like D^-1/2 on {name} (slope in [-0.6, -0.4])",
-                         s, -0.6 <= s <= -0.4, "log-log slope of the mean error against D"))
+        out.append(judge(cid, paper_text=PAPER_TEXT, statistic=stat, values=seed_slopes(sub, "metrics.kerr_fro"),
+                         threshold=[-0.6, -0.4], side="within",
+                         threshold_why="the rate is D^-0.5; +-0.1 allows the log-log fit's curvature at small D"))
     return out

@@ -1,11 +1,18 @@
 """Sun, Gilbert and Tewari (2018) Fig. 1 (N = 1): accuracy against log10(lambda)."""
 
-from experiments.sun2018.common import accuracy_claims, accuracy_vs_lambda_figure
+from experiments.sun2018.common import accuracy_claims, accuracy_vs_lambda_figure, summary_table
+
+#: The study's number(s) N of random features (conf/experiment/sun2018/fig1.yaml).
+NS = (1,)
 
 
 def figure(table):
-    return accuracy_vs_lambda_figure(table, title="Fig. 1 (N = 1)")
+    return accuracy_vs_lambda_figure(table, title="Fig. 1 (N = 1)", Ns=NS)
+
+
+def summary(table):
+    return summary_table(table, NS)
 
 
 def claims(table):
-    return accuracy_claims(table)
+    return accuracy_claims(table, NS)

@@ -65,7 +65,11 @@ def task(cfg: DictConfig) -> float | None:
     except ValueError as exc:
         raise RunNotFinished(f"bad config: {exc}") from None
     os.environ["RFREPRO_EXECUTOR"] = _executor()
-    rec = run_and_record(cfg)
+    try:
+        rec = run_and_record(cfg)
+    except OSError as exc:
+        raise RunNotFinished(f"cannot write results under {cfg.paths.results!r}: {exc.strerror or exc} "
+                             "(set RFREPRO_RESULTS or paths.results= to a writable folder)") from None
     status = "skipped (finished before)" if rec.get("_skipped") else rec["status"]
     metrics = rec.get("metrics") or {}
     shown = ", ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float))

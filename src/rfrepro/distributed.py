@@ -24,18 +24,22 @@ result or its exception.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import socket
+import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
+from pathlib import Path
 
 from tqdm.auto import tqdm
 
-__all__ = ["LockChecked", "dask_map", "threads_per_task"]
+__all__ = ["LockChecked", "dask_map", "slurm_cluster", "threads_per_task"]
 
 CONNECT_TIMEOUT = "30s"
+SLURM_CONFIG = Path(__file__).resolve().parents[2] / "conf" / "cluster" / "slurm.yaml"
 
 
 @functools.cache
@@ -121,7 +125,7 @@ def dask_map(
         shown = 0.0
         pending = set(futures)
         try:
-            for fut in as_completed(futures):
+            for fut in as_completed(list(futures), loop=client.loop):
                 pending.discard(fut)
                 item = futures[fut]
                 yield item, *_outcome(fut)
@@ -178,3 +182,53 @@ def threads_per_task(address: str) -> int:
     if not slots:
         return 1
     return max(1, min(host_cores[h] // slots[h] for h in slots))
+
+
+def slurm_cluster(config: str | os.PathLike = SLURM_CONFIG, *, jobs: int | None = None):
+    """A dask-jobqueue ``SLURMCluster`` from ``config`` (``conf/cluster/slurm.yaml``).
+
+    Returns the cluster, already scaled to ``jobs`` (default: the file's
+    ``jobs``) SLURM jobs; the caller closes it. dask-jobqueue rather than one
+    submitit job per run: workers are long-lived jobs that run run after run,
+    so a sweep of many seconds-long runs waits in the queue once per worker,
+    not once per run, and goes through the same :func:`dask_map` as any Dask
+    cluster (retries, resuming, progress).
+    """
+    from dask_jobqueue import SLURMCluster
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(OmegaConf.load(config), resolve=True)
+    cluster = SLURMCluster(**(cfg.get("cluster") or {}))
+    n = int(cfg.get("jobs", 1) if jobs is None else jobs)
+    if n > 0:
+        cluster.scale(jobs=n)
+    return cluster
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rfrepro.distributed slurm [--jobs N] [--config FILE]``: start and hold a cluster."""
+    ap = argparse.ArgumentParser(prog="python -m rfrepro.distributed",
+                                 description="Start a Dask cluster on SLURM and keep it up "
+                                             "until Ctrl-C; runs go to it with SCHEDULER=ADDRESS.")
+    ap.add_argument("kind", choices=["slurm"])
+    ap.add_argument("--config", default=str(SLURM_CONFIG), help="cluster config (YAML)")
+    ap.add_argument("--jobs", type=int, default=None, help="SLURM jobs to start (default: config)")
+    ap.add_argument("--dry-run", action="store_true", help="print the job script and exit")
+    args = ap.parse_args(argv)
+    with slurm_cluster(args.config, jobs=0 if args.dry_run else args.jobs) as cluster:
+        if args.dry_run:
+            print(cluster.job_script())
+            return 0
+        print(f"scheduler: {cluster.scheduler_address}\n"
+              f"run e.g.:  make reproduce-sun2018-fig1 SCHEDULER={cluster.scheduler_address}\n"
+              "Ctrl-C stops the cluster (its SLURM jobs are cancelled).", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            print("stopping the cluster", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -27,6 +27,11 @@ LOCK_NAME = "requirements.lock"
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)\s*(?:;([^\\]*))?")
 
 
+# Installers, pinned so that `make setup` is repeatable, but they do not enter
+# a result: a worker whose pip differs is not refused.
+_INSTALLERS = frozenset({"pip", "setuptools"})
+
+
 def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -85,6 +90,8 @@ def check_locked_env() -> None:
             "process runs the locked environment")
     wrong = []
     for name, want in sorted(locked_versions(path).items()):
+        if name in _INSTALLERS:
+            continue
         try:
             have = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -55,7 +55,10 @@ def deviations(study: str) -> list[dict]:
         cfg = compose([f"experiment={study}"])
     except Exception:  # noqa: BLE001 - a broken config is reported elsewhere
         return []
-    devs = OmegaConf.to_container(cfg.get("deviations") or [], resolve=False)
+    devs = cfg.get("deviations")
+    if devs is None:
+        return []
+    devs = OmegaConf.to_container(devs, resolve=False)
     return [d if isinstance(d, dict) else {"what": str(d)} for d in devs]
 
 
@@ -66,9 +69,15 @@ def claim_rows(claims: list[dict]) -> list[str]:
         if "estimate" in c:
             est = (f"{_num(c.get('estimate'))} [{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
                    if c.get("estimate") is not None else "-")
-            thr = ("-" if c.get("threshold") is None else
-                   f"{'>' if c.get('side') == 'greater' else '<'} {_num(c.get('threshold'))}"
-                   + (f" ({_md(c.get('threshold_why'))})" if c.get("threshold_why") else ""))
+            t, side = c.get("threshold"), c.get("side")
+            if t is None:
+                thr = "-"
+            elif side == "within":
+                thr = f"in [{_num(t[0])}, {_num(t[1])}]"
+            else:
+                thr = f"{'>' if side == 'greater' else '<'} {_num(t)}"
+            if c.get("threshold_why"):
+                thr += f" ({_md(c['threshold_why'])})"
             n = c.get("n_seeds", "-")
         else:  # a study still using the old pass/fail form
             est, thr, n = _fmt_measured(c.get("measured")), "-", "-"

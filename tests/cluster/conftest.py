@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 START_TIMEOUT = 60.0
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 
 
 @dataclass
@@ -59,7 +60,10 @@ def dask_procs(tmp_path):
     sched_file = tmp_path / "scheduler.json"
     logs = tmp_path / "dask-logs"
     logs.mkdir()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # the tasks of the tests are functions of the test modules here: the
+    # scheduler (which unpickles the task graph) and the workers must import them
+    path = os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
     procs: list[subprocess.Popen] = []
 
     def start(args: list[str], log_name: str) -> subprocess.Popen:

@@ -5,19 +5,14 @@ from __future__ import annotations
 import inspect
 import os
 import signal
-import sys
 import time
 from pathlib import Path
 
-import cloudpickle
 import pytest
 from distributed import Client, KilledWorker, LocalCluster
 
 from rfrepro import distributed as rdist
 from rfrepro.distributed import dask_map, threads_per_task
-
-# the worker processes cannot import this test module: send its functions by value
-cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 def square(item):
@@ -156,3 +151,19 @@ def test_sun_smoke_on_dask_equals_local(dask_procs, tmp_path):
     assert a[keys].equals(b[keys])
     for col in metrics:
         assert a[col].tolist() == b[col].tolist(), col
+
+
+def test_slurm_config_makes_a_job_script(tmp_path):
+    """conf/cluster/slurm.yaml is valid for SLURMCluster: one worker per run slot, threads apart."""
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.load(rdist.SLURM_CONFIG)
+    cfg.cluster.scheduler_options = {"port": 0, "dashboard_address": None}  # no fixed port here
+    cfg.cluster.queue = "cpu"
+    OmegaConf.save(cfg, tmp_path / "slurm.yaml")
+    with rdist.slurm_cluster(tmp_path / "slurm.yaml", jobs=0) as cluster:
+        script = cluster.job_script()
+    assert "#SBATCH -p cpu" in script and "#SBATCH --cpus-per-task=8" in script
+    assert "#SBATCH -t 04:00:00" in script
+    assert "--nthreads 1" in script and "--nworkers 4" in script
+    assert 'cd "$SLURM_SUBMIT_DIR"' in script.splitlines()[-3:-1][0]

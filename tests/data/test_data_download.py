@@ -221,8 +221,15 @@ def test_fetched_file_follows_the_umask(server, data_dir):
     assert stat.S_IMODE(path.stat().st_mode) == 0o644  # readable by a shared cache's users
 
 
-def test_progress_bar_counts_the_bytes(server, data_dir, monkeypatch):
+@pytest.mark.parametrize("via", ["http", "file"])
+def test_progress_bar_counts_the_bytes(via, server, tmp_path, data_dir, monkeypatch):
     url = server.put("d/a.txt", PAYLOAD)
+    mirror = None
+    if via == "file":
+        mirror = tmp_path / "mirror"
+        (mirror / "data.example.org").mkdir(parents=True)
+        (mirror / "data.example.org" / "a.txt").write_bytes(PAYLOAD)
+        url, mirror = "https://data.example.org/a.txt", mirror.as_uri()
     seen = []
     real = download.tqdm
 
@@ -232,5 +239,5 @@ def test_progress_bar_counts_the_bytes(server, data_dir, monkeypatch):
             super().close()
 
     monkeypatch.setattr(download, "tqdm", Recording)
-    fetch(url, data_dir=data_dir, sha256=SHA, **{**FAST, "progress": True})
+    fetch(url, data_dir=data_dir, mirror=mirror, sha256=SHA, **{**FAST, "progress": True})
     assert seen and seen[0] == (len(PAYLOAD), len(PAYLOAD))

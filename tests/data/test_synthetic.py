@@ -94,3 +94,29 @@ def test_checkerboard_seeded():
 
 def test_generators_registry():
     assert GENERATORS == {"disk_annulus": disk_annulus, "checkerboard": checkerboard}
+
+
+def test_realised_bayes_error_of_disk_annulus_counts_the_flipped_labels():
+    from rfrepro.data.synthetic import disk_annulus_bayes_rule, realised_bayes_error
+
+    X, y = disk_annulus(50_000, random_state=5)
+    by_hand = np.mean(np.where(np.linalg.norm(X, axis=1) > 1.0, 1.0, -1.0) != y)
+    assert realised_bayes_error("disk_annulus", X, y) == by_hand
+    # 5 * 10^4 draws: within 5 standard errors (0.0013 each) of the population value 0.1
+    assert abs(by_hand - 0.1) < 0.007
+    X0, y0 = disk_annulus(2000, flip_prob=0.0, random_state=6)
+    assert realised_bayes_error("disk_annulus", X0, y0) == 0.0
+    # custom radii: the rule's circle lies in the gap between the regions
+    Xc, yc = disk_annulus(2000, inner_radius=1.2, outer_radii=(1.5, 3.0), flip_prob=0.0, random_state=7)
+    assert realised_bayes_error("disk_annulus", Xc, yc, inner_radius=1.2, outer_radii=(1.5, 3.0)) == 0.0
+    assert np.mean(disk_annulus_bayes_rule(Xc) != yc) > 0.05  # the unit circle is not in this gap
+
+
+def test_realised_bayes_error_of_checkerboard_is_zero_and_unknown_generator_raises():
+    from rfrepro.data.synthetic import realised_bayes_error
+
+    X, y = checkerboard(3000, size=4, random_state=0)
+    assert realised_bayes_error("checkerboard", X, y, size=4) == 0.0
+    assert realised_bayes_error("checkerboard", X, -y, size=4) == 1.0
+    with pytest.raises(ValueError, match="no Bayes rule"):
+        realised_bayes_error("spirals", X, y)

@@ -56,7 +56,7 @@ def test_up_projection_is_cloned_and_sized():
     up = TensorSketch(n_components=7, degree=2)
     craft = CraftMap(up, n_components=10, random_state=0).fit(_sphere(5, 3))
     assert craft.up_.n_components == 40 and up.n_components == 7 and not hasattr(up, "sketch_")
-    assert craft.record_ == {"n_up_components": 40, "projection": "gaussian"}
+    assert craft.n_up_components_ == 40
 
 
 def test_deterministic_and_float32():

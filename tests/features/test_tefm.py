@@ -114,7 +114,9 @@ def test_non_positive_n_components_raises(cls, bad):
 @pytest.mark.parametrize("cls", [TEFMG, TEFMS])
 def test_more_outputs_than_rks_features_raises(cls):
     with pytest.raises(ValueError, match="n_components=10 exceeds the 8 RKS features"):
-        cls(10, n_up_components=8).fit(np.ones((3, 2)))
+        cls(10, n_up_components=8, variant="cos").fit(np.ones((3, 2)))
+    with pytest.raises(ValueError, match="n_components=10 exceeds the 8 RKS features"):
+        cls(10, n_up_components=4, variant="cossin").fit(np.ones((3, 2)))
 
 
 def test_negative_q_raises():
@@ -133,3 +135,29 @@ def test_negative_q_raises():
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("variant, n_freq", [("cossin", 32), ("cos", 64)])
+@pytest.mark.parametrize("method", ["tefm_g1", "tefm_s"])
+def test_both_map_forms_approximate_the_gaussian_kernel(sample, method, variant, n_freq):
+    # Eq. (2) and Eq. (3): d = 4 l features either way, and the error falls with l
+    X, K = sample
+    assert make(method, 16, variant=variant).fit(X).rff_.n_components == n_freq
+    errors = {
+        n_out: np.mean([kernel_error(make(method, n_out, s, variant=variant).fit_transform(X), K)
+                        for s in range(3)])
+        for n_out in (8, 32, 64)
+    }
+    assert errors[64] < errors[32] < errors[8]
+    assert errors[64] < 0.6 * errors[8]
+    # and at l = 64 it is below that of RKS with 64 features of the same form (claim C1.1's direction)
+    rks = np.mean([kernel_error(RandomFourierFeatures(64 if variant == "cos" else 32, sigma=SIGMA, variant=variant,
+                                                      random_state=s).fit_transform(X), K) for s in range(3)])
+    assert errors[64] < 0.8 * rks
+
+
+def test_default_form_is_eq2():
+    for cls in (TEFMG, TEFMS):
+        assert cls().variant == "cossin"
+    est = TEFMG(8, sigma=SIGMA, random_state=0).fit(np.random.RandomState(1).randn(40, 3))
+    assert est.rff_.variant == "cossin" and est.rff_.n_features_out_ == 32

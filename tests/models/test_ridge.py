@@ -198,7 +198,9 @@ def test_cv_lam_is_the_brute_force_leave_one_out_choice(n_classes, D):
     assert clf.lam_ not in (grid[0], grid[-1])
     # and the model is the plain ridge at that lam
     fixed = LeastSquaresClassifier(clf.lam_).fit(Z, y)
-    np.testing.assert_allclose(clf.decision_function(Z), fixed.decision_function(Z), rtol=1e-10)
+    np.testing.assert_allclose(clf.decision_function(Z), fixed.decision_function(Z), rtol=1e-8, atol=1e-10)
+    Zt = np.random.RandomState(5).standard_normal((7, D))
+    np.testing.assert_array_equal(clf.predict(Zt), fixed.predict(Zt))
 
 
 def test_cv_grid_order_does_not_matter_and_fixed_lam_is_recorded():

@@ -7,7 +7,11 @@ import pytest
 
 from rfrepro.config import compose
 from rfrepro.results.store import RecordStore
-from rfrepro.runner.run import run_and_record, run_id
+from rfrepro.runner.run import identify, run_and_record
+
+
+def run_id(cfg):
+    return identify(cfg)[0]
 
 FAST = ["experiment=sun2018/fig1", "method.n_components=1", "dataset.n_train=200", "dataset.n_test=500", "model.lam=0.01"]
 
@@ -18,20 +22,23 @@ def test_run_writes_one_finished_record_with_the_contract_fields(results_root):
     assert rec["status"] == "ok"
     stored = json.loads(RecordStore(results_root, "sun2018-fig1").path(rec["run_id"]).read_text())
     for key in ("paper", "figure", "dataset", "method", "model", "seed", "metrics", "timings",
-                "memory", "env", "config_hash", "n_components"):
+                "memory", "env", "code_version", "data_fingerprint", "compute_id", "n_components",
+                "threads", "executor"):
         assert key in stored, key
     assert stored["dataset"]["n_train"] == 200 and stored["dataset"]["n_test"] == 500
     assert 0.0 <= stored["metrics"]["accuracy"] <= 1.0
     assert stored["metrics"]["excess_risk"] == pytest.approx(stored["metrics"]["error"] - 0.1)
-    for t in ("map_fit_s", "map_transform_s", "train_s", "predict_s", "total_s"):
+    for t in ("fit_s", "transform_train_s", "transform_test_s", "train_s", "predict_test_s", "total_s"):
         assert stored["timings"][t] >= 0.0
     assert stored["timings"]["total_s"] >= stored["timings"]["train_s"]
-    assert stored["memory"]["peak_rss_bytes"] > 0
+    # the run's own peak: at least the 200 x 2 float64 features it allocated
+    assert stored["memory"]["peak_bytes"] >= 200 * 2 * 8 and "tracemalloc" in stored["memory"]["method"]
+    assert stored["data_fingerprint"] == {"generated": "disk_annulus"}
     # the feature matrix of 200 rows x 2 features (N = 1: cos and sin), float64
     assert stored["memory"]["feature_bytes"] == 200 * 2 * 8
     assert stored["fitted"]["n_features_out"] == 2
     # sigma rule "mean" resolved to the average pairwise distance and recorded
-    assert stored["kernel"]["sigma_spec"] == "mean" and stored["kernel"]["sigma"] > 0
+    assert stored["kernel"]["sigma_rule"] == "mean" and stored["kernel"]["sigma"] > 0
     assert "machine" in stored["env"] and "numpy" in stored["env"]["versions"]
 
 
@@ -61,6 +68,7 @@ def test_run_identity_ignores_labels_and_paths_but_not_seed():
     assert run_id(base) == run_id(compose(FAST + ["arm=other", "paths.results=/elsewhere", "threads=1"]))
     assert run_id(base) != run_id(compose(FAST + ["seed=1"]))
     assert run_id(base) != run_id(compose(FAST + ["smoke=true"]))
+    assert run_id(base) != run_id(compose(FAST + ["+cv.sigma_factors=[1,2]"]))
 
 
 def test_damaged_record_counts_as_not_finished(results_root):
@@ -98,7 +106,7 @@ def test_exact_kernel_with_krr_uses_the_dual():
 
     cfg = compose(["dataset=disk_annulus", "dataset.n_train=100", "dataset.n_test=50",
                    "method=exact", "model=ls", "model.lam=0.1"])
-    rec = execute(cfg)
+    rec = execute(cfg, {"generated": "disk_annulus"})
     assert 0.5 < rec["metrics"]["accuracy"] <= 1.0
     assert np.isfinite(rec["timings"]["train_s"])
 

@@ -27,21 +27,21 @@ def test_unknown_experiment_lists_valid_ones():
 def test_sweep_resumes_after_a_crash_and_keeps_finished_runs(results_root, monkeypatch):
     extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
     calls = {"n": 0}
-    real = sweep_mod._run_job
+    real = sweep_mod.run_planned
 
-    def crashing(job, threads, force):
+    def crashing(p, *args, **kw):
         calls["n"] += 1
         if calls["n"] == 4:
             raise KeyboardInterrupt  # the sweep dies half way
-        return real(job, threads, force)
+        return real(p, *args, **kw)
 
-    monkeypatch.setattr(sweep_mod, "_run_job", crashing)
+    monkeypatch.setattr(sweep_mod, "run_planned", crashing)
     with pytest.raises(KeyboardInterrupt):
         run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
     store = RecordStore(results_root, "sun2018-fig1")
     assert len([r for r in store.records() if r["status"] == "ok"]) == 3
 
-    monkeypatch.setattr(sweep_mod, "_run_job", real)
+    monkeypatch.setattr(sweep_mod, "run_planned", real)
     res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
     assert len(res) == 18
     assert sum(bool(r.get("_skipped")) for r in res) == 3
@@ -79,7 +79,7 @@ def test_parallel_sweep_matches_serial(results_root):
 def test_threads_per_job_do_not_oversubscribe(monkeypatch):
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     assert threads_for(2) == 1
-    assert threads_for(1) == 2
+    assert threads_for(1) == 2  # one job at a time uses every core
     monkeypatch.setattr("os.cpu_count", lambda: 16)
     assert threads_for(3) == 5
 
@@ -89,11 +89,11 @@ def test_cached_composition_equals_hydra_compose(study):
     from omegaconf import OmegaConf
 
     from rfrepro.config import compose
-    from rfrepro.runner.run import run_id
+    from rfrepro.runner.run import identify
     from rfrepro.runner.sweep import compose_cached
 
     jobs = expand(study) + expand(study, smoke=True)
     for job in jobs[:: max(1, len(jobs) // 12)]:
         fast, slow = compose_cached(job.overrides), compose(job.overrides)
         assert OmegaConf.to_container(fast, resolve=True) == OmegaConf.to_container(slow, resolve=True)
-        assert run_id(fast) == run_id(slow)
+        assert identify(fast)[0] == identify(slow)[0]

@@ -98,6 +98,7 @@ def load_dataset(
     seed: int = 0,
     data_dir: str = "data",
     mirror: str | None = None,
+    data_fingerprint: dict | None = None,
 ) -> Dataset:
     """Load the dataset a ``conf/dataset`` entry describes.
 
@@ -106,16 +107,19 @@ def load_dataset(
     ``kfold`` they draw one sample of ``n_train`` rows with ``split.seed`` and
     take fold ``split.fold`` of it as the test part. Downloaded datasets are
     fetched into ``data_dir`` (through ``mirror`` when given), parsed once and
-    cached; see :mod:`rfrepro.data.registry`.
+    cached; see :mod:`rfrepro.data.registry`. ``data_fingerprint`` (the
+    files' sha256, see :func:`fingerprint`) keys the in-process memo, so a
+    replaced file is loaded again.
     """
     cfg = _plain(cfg)
     if "generator" in cfg:
         return _generated(json.dumps(cfg, sort_keys=True), int(seed))
-    return _from_files(json.dumps(cfg, sort_keys=True), str(data_dir), mirror)
+    return _from_files(json.dumps(cfg, sort_keys=True), str(data_dir), mirror,
+                       json.dumps(data_fingerprint, sort_keys=True))
 
 
 @functools.lru_cache(maxsize=2)
-def _from_files(cfg_json: str, data_dir: str, mirror: str | None) -> Dataset:
+def _from_files(cfg_json: str, data_dir: str, mirror: str | None, fingerprint_json: str) -> Dataset:
     # kept in memory so the runs of a sweep in one worker do not re-read the cache
     from rfrepro.data.registry import load_file_dataset
 

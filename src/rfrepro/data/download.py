@@ -176,15 +176,18 @@ class FileDownloader:
         if not path.is_file():
             raise _Missing("no such file")
         total = path.stat().st_size
+        bar = self.progressbar if self.progressbar is not False else None
+        if bar is not None:
+            bar.total = total
         n = 0
         with open(path, "rb") as src, open(output_file, "wb") as out:
             for block in iter(lambda: src.read(CHUNK), b""):
                 out.write(block)
                 n += len(block)
-                if self.progressbar:
-                    self.progressbar.update(len(block))
-        if self.progressbar:
-            self.progressbar.close()
+                if bar is not None:
+                    bar.update(len(block))
+        if bar is not None:
+            bar.close()
         if n != total:  # the mirror file changed while it was read
             raise _Transient(f"transfer ended after {n} of {total} bytes")
         return None
@@ -302,7 +305,8 @@ def _retrieve(
         except (_Transient, _Missing) as e:
             err = e
         finally:
-            if bar:
+            # not `if bar`: a tqdm bar is falsy once its total is 0 (no Content-Length)
+            if bar is not False:
                 bar.close()
         if isinstance(err, _Missing):
             raise err

@@ -428,30 +428,37 @@ def _read_npz(path: Path, roles) -> dict[str, np.ndarray]:
 
 
 def _write_npz(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    fd, tmp = download.temp_beside(path)
-    try:
-        with os.fdopen(fd, "wb") as f:
+    from rfrepro.results.store import atomic_replace
+
+    def write(tmp):
+        with open(tmp, "wb") as f:
             np.savez(f, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    atomic_replace(path, write)
 
 
 def _parsed(cfg: Mapping, *, data_dir, mirror, fetch_kw) -> dict[str, np.ndarray]:
-    """The parsed arrays of one (non-alias) config: from the cache, else fetched and parsed."""
+    """The parsed arrays of one (non-alias) config: from the cache, else fetched and parsed.
+
+    The cache holds the sha256 of the files it was parsed from and is used only
+    while they are the same bytes (a replaced file is parsed again).
+    """
     path = parsed_cache_path(cfg, data_dir)
     roles = list(cfg["sources"])
+    files = {role: _fetch_source(src, data_dir=data_dir, mirror=mirror, fetch_kw=fetch_kw)
+             for role, src in cfg["sources"].items()}
+    shas = [file_sha256(p) for ps in files.values() for p in ps]
     if path.is_file():
         try:
-            return _read_npz(path, roles)
+            arrays = _read_npz(path, roles)
+            if arrays.pop("sources_sha256", np.array([])).tolist() == shas:
+                return arrays
+            log.info("parsed cache %s was made from other bytes; parsing again", path)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as e:
             # a crash mid-write cannot leave a partial file (temp + rename), but
             # a disk problem or a manual edit can: parse again rather than fail
             log.warning("parsed cache %s is unreadable (%s); parsing again", path, e)
-            path.unlink(missing_ok=True)
-    files = {role: _fetch_source(src, data_dir=data_dir, mirror=mirror, fetch_kw=fetch_kw)
-             for role, src in cfg["sources"].items()}
+        path.unlink(missing_ok=True)
     try:
         arrays = _parse_all(cfg, files)
     except _SourceError as first:
@@ -478,7 +485,8 @@ def _parsed(cfg: Mapping, *, data_dir, mirror, fetch_kw) -> dict[str, np.ndarray
             raise ValueError(
                 f"dataset {cfg['name']!r}: {bad} failed to parse after a fresh fetch: "
                 f"{second.error} (first attempt: {first.error})") from second.error
-    _write_npz(path, arrays)
+        shas = [file_sha256(p) for ps in files.values() for p in ps]
+    _write_npz(path, {**arrays, "sources_sha256": np.array(shas)})
     return arrays
 
 

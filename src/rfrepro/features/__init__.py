@@ -35,3 +35,7 @@ __all__ = [
     "TensorSketch",
     "fwht",
 ]
+
+from rfrepro.features.random_binning import RandomBinning  # noqa: E402
+
+__all__ += ["RandomBinning"]

@@ -49,6 +49,8 @@ class CraftMap(FeatureMap):
         The fitted up-projection.
     projection_ : ndarray of shape (D, E) (``"gaussian"`` only)
     srht_ : SRHT (``"srht"`` only)
+    n_up_components_ : int
+        D, the up-projection's output dimension.
     n_features_out_ : int
 
     References
@@ -64,6 +66,8 @@ class CraftMap(FeatureMap):
     >>> craft.fit_transform(X).shape
     (5, 8)
     """
+
+    recorded_attributes = ("n_features_out_", "n_up_components_")
 
     def __init__(
         self,
@@ -99,7 +103,7 @@ class CraftMap(FeatureMap):
             self.projection_ = None
         self._cast = {}
         self.n_features_out_ = E
-        self.record_ = {"n_up_components": int(D), "projection": self.projection}
+        self.n_up_components_ = int(D)
         return self
 
     def _transform_chunk(self, X, out):

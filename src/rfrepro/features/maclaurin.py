@@ -160,7 +160,6 @@ class RandomMaclaurin(FeatureMap):
             self.weights_ = None
         self._cast = {}
         self.n_features_out_ = n_out
-        self.record_ = {"n_random_features": int(m), "max_degree_drawn": top}
         return self
 
     def _factor(self, j: int, X: np.ndarray) -> np.ndarray:

@@ -132,6 +132,9 @@ class RFFSelection(FeatureMap):
     True
     """
 
+    #: recorded with each run: D* (frequencies), its column count and its error
+    recorded_attributes = ("n_selected_", "n_features_out_", "error_")
+
     def __init__(
         self,
         max_components: int = 1000,

@@ -85,8 +85,11 @@ class TEFMG(_TEFM):
         the singular values of F that the sketch sees.
     kernel : {"gaussian", "laplacian"}
     sigma : float or {"median", "mean"}
-    variant : {"cos", "cossin"}
-        Form of the inner RKS features: Eq. (3) or Eq. (2) of the paper.
+    variant : {"cossin", "cos"}, default "cossin"
+        Form of the inner RKS features (Algorithm 1, step 1 allows either):
+        ``"cossin"`` is Eq. (2), [cos(z'x), sin(z'x)], the form of the paper's
+        analysis; ``"cos"`` is Eq. (3), cos(z'x + b). d = 4 l features either
+        way (2 l frequencies for ``"cossin"``, 4 l for ``"cos"``).
     random_state : int, RandomState or None
 
     Attributes
@@ -131,7 +134,7 @@ class TEFMG(_TEFM):
         q: int = 0,
         kernel: str = "gaussian",
         sigma: float | str = 1.0,
-        variant: str = "cos",
+        variant: str = "cossin",
         random_state=None,
     ):
         self.n_components = n_components
@@ -171,8 +174,11 @@ class TEFMS(_TEFM):
         None: d = 4 l, as in the paper's experiments.
     kernel : {"gaussian", "laplacian"}
     sigma : float or {"median", "mean"}
-    variant : {"cos", "cossin"}
-        Form of the inner RKS features: Eq. (3) or Eq. (2) of the paper.
+    variant : {"cossin", "cos"}, default "cossin"
+        Form of the inner RKS features (Algorithm 1, step 1 allows either):
+        ``"cossin"`` is Eq. (2), [cos(z'x), sin(z'x)], the form of the paper's
+        analysis; ``"cos"`` is Eq. (3), cos(z'x + b). d = 4 l features either
+        way (2 l frequencies for ``"cossin"``, 4 l for ``"cos"``).
     random_state : int, RandomState or None
 
     Attributes
@@ -212,7 +218,7 @@ class TEFMS(_TEFM):
         n_up_components: int | None = None,
         kernel: str = "gaussian",
         sigma: float | str = 1.0,
-        variant: str = "cos",
+        variant: str = "cossin",
         random_state=None,
     ):
         self.n_components = n_components

@@ -149,19 +149,24 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"lam must be a number >= 0 or 'cv', got {self.lam!r}")
             if self.precomputed:
                 raise ValueError("lam='cv' needs features, not a precomputed kernel")
-            self.lam_ = self._loo_lam(X, y)
+            self._fit_loo(X, y)
         else:
             self.lam_ = _check_lam(self.lam)
-        self.ridge_ = RidgeRegression(self.lam_, precomputed=self.precomputed).fit(X, T)
+            self.ridge_ = RidgeRegression(self.lam_, precomputed=self.precomputed).fit(X, T)
         return self
 
-    def _loo_lam(self, X, y) -> float:
+    def _fit_loo(self, X, y) -> None:
         grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
         # sorted, so that a tie (scikit-learn keeps the first best) goes to the smaller lam
         cv = RidgeClassifierCV(alphas=np.sort(grid), fit_intercept=False).fit(X, y)
-        return float(cv.alpha_)
+        self.lam_ = float(cv.alpha_)
+        # its coefficients at lam_ come from the same eigendecomposition: no second solve
+        ridge = RidgeRegression(self.lam_)
+        ridge.coef_ = np.asarray(cv.coef_, dtype=np.float64).reshape(-1, X.shape[1]).T  # D x targets
+        ridge.n_features_in_ = X.shape[1]
+        self.ridge_ = ridge
 
     def decision_function(self, X):
         check_is_fitted(self)

@@ -10,8 +10,8 @@ Each claim of a study is one dict with the same keys (``CLAIM_KEYS``):
 - ``n_seeds``: how many seeds (folds) the interval is over;
 - ``threshold``, ``side`` and ``threshold_why``: the claim holds when the
   statistic lies above (``side="greater"``) or below (``side="less"``) the
-  threshold, a number chosen from the paper's text before looking at our
-  result, and why that number;
+  threshold, or inside a band (``side="within"``, ``threshold=[lo, hi]``),
+  chosen from the paper's text before looking at our result, and why;
 - ``verdict``: ``pass`` when the whole interval lies on the claim's side,
   ``fail`` when it lies wholly on the other side, ``inconclusive`` otherwise,
   ``not-run`` when the runs it needs are missing (``reason`` says why).
@@ -40,7 +40,7 @@ from scipy import stats
 
 PASS, FAIL, INCONCLUSIVE, NOT_RUN = "pass", "fail", "inconclusive", "not-run"
 VERDICTS = (PASS, FAIL, INCONCLUSIVE, NOT_RUN)
-SIDES = ("greater", "less")
+SIDES = ("greater", "less", "within")
 CLAIM_KEYS = (
     "id", "paper_text", "statistic", "estimate", "ci_low", "ci_high", "n_seeds", "interval",
     "threshold", "side", "threshold_why", "verdict", "reason",
@@ -101,19 +101,29 @@ def paired_values(table: pd.DataFrame, *, arm_col: str, a, b, value: str, on: Se
     raise ValueError(f"op must be 'diff' or 'ratio', got {op!r}")
 
 
-def verdict(low: float, high: float, threshold: float, side: str) -> str:
-    """``pass`` when [low, high] lies wholly on the claim's side, ``fail`` wholly on the other."""
+def verdict(low: float, high: float, threshold, side: str) -> str:
+    """``pass`` when [low, high] lies wholly on the claim's side, ``fail`` wholly on the other.
+
+    ``side="within"`` takes ``threshold=(lo, hi)``: pass when the interval lies
+    inside it, fail when it lies wholly outside (an equivalence test).
+    """
     if side not in SIDES:
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
     if math.isnan(low) or math.isnan(high):
         return INCONCLUSIVE
+    if side == "within":
+        lo_t, hi_t = (float(t) for t in threshold)
+        if lo_t < low and high < hi_t:
+            return PASS
+        return FAIL if high < lo_t or low > hi_t else INCONCLUSIVE
+    threshold = float(threshold)
     above, below = low > threshold, high < threshold
     if side == "greater":
         return PASS if above else FAIL if below else INCONCLUSIVE
     return PASS if below else FAIL if above else INCONCLUSIVE
 
 
-def judge(cid: str, *, paper_text: str, statistic: str, threshold: float, side: str,
+def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
                threshold_why: str, values: Iterable[float] | None = None,
                interval: str = "t", estimate: float | None = None,
                ci: tuple[float, float] | None = None, n_seeds: int | None = None,
@@ -136,14 +146,15 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold: float, side: 
         return not_run(cid, paper_text=paper_text, statistic=statistic, threshold=threshold,
                        side=side, threshold_why=threshold_why,
                        reason=reason or "no finished runs for this claim")
-    v = verdict(lo, hi, float(threshold), side) if n >= min_seeds else INCONCLUSIVE
+    v = verdict(lo, hi, threshold, side) if n >= min_seeds else INCONCLUSIVE
     if n < min_seeds:
         reason = (reason + "; " if reason else "") + f"only {n} seed(s)"
     out = {
         "id": cid, "paper_text": paper_text, "statistic": statistic,
         "estimate": float(estimate), "ci_low": lo, "ci_high": hi, "n_seeds": n,
         "interval": f"{int(LEVEL * 100)}% {interval}" if values is not None else interval,
-        "threshold": float(threshold), "side": side, "threshold_why": threshold_why,
+        "threshold": [float(t) for t in threshold] if side == "within" else float(threshold),
+        "side": side, "threshold_why": threshold_why,
         "verdict": v, "reason": reason,
     }
     if measured is not None:

@@ -108,6 +108,15 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
     root = Path(results_root)
     smoke = root.name == "smoke" if smoke is None else smoke
     slug = slug_of(study)
+    # the overrides of the study's last sweep (e.g. from `reproduce ... key=value`) define its grid
+    sweep_file = root / "tables" / f"{slug}.sweep.json"
+    if extra is None:
+        try:
+            extra = json.loads(sweep_file.read_text())["overrides"]
+        except (OSError, ValueError, KeyError):
+            extra = []
+    else:
+        atomic_write_text(sweep_file, json.dumps({"overrides": list(extra)}))
     own, expected, records = own_runs(study, root, smoke=smoke, extra=extra)
     table = records_to_table(own)
     if table.empty:

@@ -78,7 +78,8 @@ def _nbytes(Z) -> int:
 
 def load(cfg: DictConfig, data_fp: dict):
     """The run's dataset; fails when another variant than the fingerprinted one loads."""
-    ds = load_dataset(cfg.dataset, seed=cfg.seed, data_dir=cfg.paths.data, mirror=cfg.mirror)
+    ds = load_dataset(cfg.dataset, seed=cfg.seed, data_dir=cfg.paths.data, mirror=cfg.mirror,
+                      data_fingerprint=data_fp)
     want = data_fp.get("variant")
     if want is not None and ds.meta.get("variant") != want:
         raise RuntimeError(f"dataset {ds.name!r}: variant {ds.meta.get('variant')!r} loaded, "
@@ -409,6 +410,9 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
             rec["_skipped"] = True
             return rec
         base = _base_record(cfg, rid, cid, fp)
+        previous = store.read(rid)
+        if previous is not None and previous.get("status") == FAILED:  # keep the trace of a retry
+            base["previous_attempt"] = {k: previous.get(k) for k in ("error", "finished", "executor")}
         source = None if cfg.force else _reusable(cfg.paths.results, cid)
         if source is not None:
             keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",

@@ -155,9 +155,9 @@ def plan(name: str, *, smoke: bool = False, extra: list[str] | None = None, jobs
             from rfrepro.runner.validate import check_run_config
 
             check_run_config(cfg)
-        except Exception as exc:  # noqa: BLE001 - a bad point is reported, the others run
-            out.append(Planned(job, error=f"{type(exc).__name__}: {exc}"))
-            continue
+        except Exception as exc:  # noqa: BLE001 - bad input: one clear line, nothing runs
+            point = " ".join(o for o in job.overrides if not o.startswith(("experiment=", "smoke=")))
+            raise ValueError(f"{str(exc).splitlines()[0]} (in the run {point})") from None
         out.append(Planned(job, cfg, identify(cfg), user_threads=user_threads))
     return out
 

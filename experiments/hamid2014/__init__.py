@@ -1,0 +1,1 @@
+"""Hamid, Xiao, Gittens and DeCoste (2014), Compact Random Feature Maps (CRAFTMaps), ICML."""

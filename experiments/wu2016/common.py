@@ -1,0 +1,76 @@
+"""Shared pieces of the Wu, Chen, Yen and Yan (2016) studies: names, styles, per-seed statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rfrepro.plots import finished
+
+#: Dataset config name -> the paper's name, in the paper's order (Table 1).
+DATASETS = {
+    "cadata": "cadata", "census": "census", "ijcnn1_tr": "ijcnn1", "ijcnn1_val": "ijcnn1 [validation split]",
+    "cod_rna": "cod_rna", "covtype": "covtype", "susy": "SUSY", "mnist": "mnist", "acoustic": "acoustic",
+    "letter_tr": "letter",
+}
+#: Sweep arm -> legend label and style.
+LABELS = {"rb": "RandBin", "rf": "Fourier", "nystrom": "Nystrom", "blockdiag": "BlockDiag", "exact": "Kernel"}
+STYLE = {"rb": ("tab:red", "o"), "rf": ("tab:blue", "s"), "nystrom": ("tab:green", "^"),
+         "blockdiag": ("tab:purple", "D"), "exact": ("black", "*")}
+ERROR = "metrics.error"          # regression: relative error; classification: 1 - accuracy
+TRAIN_ERROR = "metrics.train_error"
+D = "fitted.n_features_out"
+
+
+def dataset_names(table: pd.DataFrame) -> list[str]:
+    """Datasets in the table, in the paper's order (unknown ones last, sorted)."""
+    present = set(table["dataset.name"].dropna()) if "dataset.name" in table else set()
+    return [d for d in DATASETS if d in present] + sorted(present - set(DATASETS))
+
+
+def label(name: str) -> str:
+    return DATASETS.get(name, name)
+
+
+def not_run_reason(table: pd.DataFrame, name: str) -> str:
+    statuses = set(table.loc[table["dataset.name"] == name, "status"]) if "status" in table else set()
+    return "data unavailable" if statuses == {"unavailable"} else "no finished runs"
+
+
+def is_regression(sub: pd.DataFrame) -> bool:
+    return "dataset.task" in sub and str(sub["dataset.task"].dropna().iloc[0]) == "regression"
+
+
+def performance(sub: pd.DataFrame, col: str = ERROR) -> tuple[pd.Series, str]:
+    """The paper's y axis: relative error (regression) or accuracy in % (classification)."""
+    if is_regression(sub):
+        return sub[col], "relative error"
+    return 100.0 * (1.0 - sub[col]), "accuracy %"
+
+
+def per_dataset(table: pd.DataFrame):
+    """(name, finished rows) for each dataset of the study, finished rows possibly empty."""
+    ok = finished(table)
+    for name in dataset_names(table):
+        yield name, ok[ok["dataset.name"] == name] if len(ok) else ok
+
+
+def spearman_per_seed(sub: pd.DataFrame, x: str, y: str) -> pd.Series:
+    """Spearman correlation of ``y`` with ``x`` within each seed (NaN with fewer than 3 points)."""
+    def rho(g):
+        g = g.groupby(x)[y].mean()
+        return stats.spearmanr(g.index, g.to_numpy()).statistic if len(g) >= 3 else np.nan
+
+    return sub.groupby("seed")[[x, y]].apply(rho).astype(float)
+
+
+def mean_by(sub: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    g = sub.groupby(x)[y].agg(["mean", "std"]).reset_index()
+    g["std"] = g["std"].fillna(0.0)
+    return g.sort_values(x)
+
+
+def seeds_text(ok: pd.DataFrame) -> str:
+    n = int(ok["seed"].nunique()) if len(ok) and "seed" in ok else 0
+    return f"mean $\\pm$ std over {n} seed(s)"

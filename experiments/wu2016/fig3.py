@@ -1,0 +1,107 @@
+"""Wu et al. (2016) Fig. 3: RB train/test performance and train time against D, sigma varied at R = 128."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from experiments.wu2016.common import (
+    D,
+    ERROR,
+    TRAIN_ERROR,
+    label,
+    mean_by,
+    not_run_reason,
+    per_dataset,
+    performance,
+    seeds_text,
+    spearman_per_seed,
+)
+from rfrepro.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.results.claims import judge, not_run
+
+SIGMA = "kernel.sigma"
+TEXT_A = ('"Fig 3 shows that the training and testing performance coincidentally decrease (increase) before they '
+          'diverge when D grows by increasing sigma" (p. 1270, Sec. 5.1, Fig. 3; D grows as sigma decreases)')
+TEXT_B = TEXT_A + " -- the divergence (overfitting) at the largest D"
+
+
+def _curves(sub: pd.DataFrame) -> pd.DataFrame:
+    """Per sigma: mean D, mean train / test performance, mean train time."""
+    sub = sub.assign(_test=performance(sub, ERROR)[0], _train=performance(sub, TRAIN_ERROR)[0])
+    return sub.groupby(SIGMA).agg(D=(D, "mean"), test=("_test", "mean"), train=("_train", "mean"),
+                                  time=("timings.train_s", "mean")).reset_index().sort_values("D")
+
+
+def figure(table: pd.DataFrame):
+    names = [n for n, _ in per_dataset(table)]
+    fig, axes = grid_axes(2 * len(names), ncols=4, size=(4.0, 3.1))
+    for i, (name, sub) in enumerate(per_dataset(table)):
+        ax_err, ax_time = axes[2 * i], axes[2 * i + 1]
+        if sub.empty:
+            not_run_panel(ax_err, label(name), not_run_reason(table, name))
+            not_run_panel(ax_time, label(name), not_run_reason(table, name))
+            continue
+        c = _curves(sub)
+        ylab = performance(sub)[1]
+        R = int(sub["method.n_components"].iloc[0])
+        ax_err.plot(c["D"], c["train"], "o-", color="tab:blue", ms=3, label=f"Train R={R}")
+        ax_err.plot(c["D"], c["test"], "s-", color="tab:red", ms=3, label=f"Test R={R}")
+        best = c["test"].idxmin() if ylab == "relative error" else c["test"].idxmax()
+        ax_err.plot(c.loc[best, "D"], c.loc[best, "test"], "ks", mfc="none", ms=9, label="best test")
+        ax_time.plot(c["D"], c["time"], "o-", color="tab:red", ms=3, label=f"R={R}")
+        for ax, y in ((ax_err, ylab), (ax_time, "train time (s)")):
+            ax.set_xscale("log")
+            ax.set_xlabel("D (varying $\\sigma$)")
+            ax.set_ylabel(y)
+            ax.set_title(label(name), fontsize=9)
+            ax.legend(fontsize=6)
+        ax_time.set_yscale("log")
+    fig.suptitle(f"Wu et al. 2016 Fig. 3: RB, sigma varied at fixed R ({seeds_text(finished(table))})")
+    fig.tight_layout()
+    caption(fig, "Each point is one sigma of the grid (1e-2 .. 1e2); D = non-empty bins (mean over seeds). "
+                 "Ridge lambda = 0.01 by CG with tol 1e-15 and a fixed iteration cap.")
+    return fig
+
+
+def summary(table: pd.DataFrame) -> str:
+    lines = []
+    for name, sub in per_dataset(table):
+        if sub.empty:
+            continue
+        c = _curves(sub)
+        unit = performance(sub)[1]
+        lines += [f"### {label(name)}: {unit} against D (mean over seeds)", "",
+                  "| sigma | D | train | test | train time (s) |", "|---|---|---|---|---|"]
+        for _, r in c.sort_values(SIGMA).iterrows():
+            lines.append(f"| {r[SIGMA]:g} | {r['D']:.0f} | {r['train']:.4f} | {r['test']:.4f} | {r['time']:.3g} |")
+        lines.append("")
+    return "\n".join(lines) or "No finished runs."
+
+
+def claims(table: pd.DataFrame) -> list[dict]:
+    stat_a = ("per seed: Spearman correlation between D and the test error over the larger half of the "
+              "sigma grid (the smaller D), where the paper's curves still improve")
+    why_a = "'decrease when D grows': a negative rank correlation, any size"
+    stat_b = ("per seed: (test - train error) at the smallest sigma (largest D) minus (test - train error) at "
+              "the largest sigma (smallest D)")
+    why_b = "'before they diverge': the train/test gap widens as D grows, any amount"
+    out = []
+    for name, sub in per_dataset(table):
+        cid = f"C5.2-{name}"
+        if sub.empty:
+            reason = not_run_reason(table, name)
+            out += [not_run(f"{cid}-improves", paper_text=TEXT_A, statistic=stat_a, reason=reason, threshold=0.0,
+                            side="less", threshold_why=why_a),
+                    not_run(f"{cid}-diverges", paper_text=TEXT_B, statistic=stat_b, reason=reason, threshold=0.0,
+                            side="greater", threshold_why=why_b)]
+            continue
+        sigmas = sorted(sub[SIGMA].unique(), reverse=True)
+        upper = sub[sub[SIGMA].isin(sigmas[: max(3, (len(sigmas) + 1) // 2)])]
+        rho = spearman_per_seed(upper, D, ERROR)
+        out.append(judge(f"{cid}-improves", paper_text=TEXT_A + f" -- {label(name)}", statistic=stat_a,
+                         values=rho.tolist(), threshold=0.0, side="less", threshold_why=why_a))
+        gap = sub.assign(gap=sub[ERROR] - sub[TRAIN_ERROR]).groupby(["seed", SIGMA])["gap"].mean().unstack()
+        widen = gap[min(sigmas)] - gap[max(sigmas)]
+        out.append(judge(f"{cid}-diverges", paper_text=TEXT_B + f" -- {label(name)}", statistic=stat_b,
+                         values=widen.dropna().tolist(), threshold=0.0, side="greater", threshold_why=why_b))
+    return out

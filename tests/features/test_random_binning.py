@@ -1,0 +1,111 @@
+"""RandomBinning: kernel convergence, sparsity structure, determinism, memory."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rfrepro.features import RandomBinning
+from rfrepro.kernels import laplacian_kernel
+from rfrepro.models import CGRidge
+from rfrepro.runner.memory import PeakMemory
+
+
+@pytest.fixture(scope="module")
+def X():
+    return np.random.RandomState(0).rand(300, 4)
+
+
+def _kernel_error(X, R, seed):
+    Z = RandomBinning(n_components=R, sigma=0.8, random_state=seed).fit_transform(X)
+    K = laplacian_kernel(X, sigma=0.8)
+    return np.linalg.norm((Z @ Z.T).toarray() - K) / np.linalg.norm(K)
+
+
+def test_kernel_estimate_converges_at_monte_carlo_rate(X):
+    Rs = [8, 32, 128, 512]
+    errs = [np.mean([_kernel_error(X, R, s) for s in range(3)]) for R in Rs]
+    assert all(a > b for a, b in zip(errs, errs[1:]))
+    slope = np.polyfit(np.log(Rs), np.log(errs), 1)[0]
+    assert -0.6 < slope < -0.4  # Monte Carlo: error ~ R^-1/2
+    assert errs[-1] < 0.08
+
+
+def test_mean_collision_is_the_laplacian_kernel():
+    # two fixed points: the fraction of grids where they share a bin estimates k(x, y)
+    X = np.array([[0.0, 0.0, 0.0], [0.3, -0.2, 0.1]])
+    Z = RandomBinning(n_components=40000, sigma=1.0, random_state=1).fit_transform(X)
+    est = (Z @ Z.T).toarray()[0, 1]
+    assert est == pytest.approx(np.exp(-0.6), abs=4 * np.sqrt(0.25 / 40000))
+
+
+def test_every_training_row_has_exactly_R_nonzeros_of_inverse_sqrt_R(X):
+    rb = RandomBinning(n_components=50, sigma=0.3, random_state=0)
+    Z = rb.fit_transform(X)
+    assert sp.isspmatrix_csr(Z)
+    assert np.all(Z.getnnz(axis=1) == 50)
+    assert np.allclose(Z.data, 1 / np.sqrt(50))
+    assert np.allclose((Z @ Z.T).diagonal(), 1.0)
+    assert 50 <= rb.n_features_out_ == Z.shape[1] <= 300 * 50
+    assert rb.bins_per_grid_ == pytest.approx(rb.n_features_out_ / 50)
+    assert 1.0 <= rb.kappa_ <= rb.bins_per_grid_
+    # each column belongs to one grid: every row hits each grid's column range once
+    starts = rb.grid_starts_
+    grid_of = np.searchsorted(starts, Z.indices, side="right") - 1
+    assert np.array_equal(np.sort(grid_of.reshape(300, 50), axis=1), np.tile(np.arange(50), (300, 1)))
+
+
+def test_transform_of_training_rows_equals_fit_transform(X):
+    rb = RandomBinning(n_components=30, sigma=0.5, random_state=3)
+    Z = rb.fit_transform(X)
+    assert (abs(Z - rb.transform(X))).max() == 0
+    assert (abs(Z - RandomBinning(n_components=30, sigma=0.5, random_state=3).fit(X).transform(X))).max() == 0
+
+
+def test_unseen_test_bins_are_dropped(X):
+    rb = RandomBinning(n_components=20, sigma=0.05, random_state=0).fit(X)
+    far = rb.transform(X + 100.0)
+    assert far.nnz == 0 and far.shape == (300, rb.n_features_out_)
+    near = rb.transform(np.vstack([X[:5], X[:5] + 100.0]))
+    assert np.all(near.getnnz(axis=1)[:5] == 20) and np.all(near.getnnz(axis=1)[5:] == 0)
+
+
+def test_dtype_kept_and_seed_determinism(X):
+    Z32 = RandomBinning(n_components=10, sigma=1.0, random_state=0).fit_transform(X.astype(np.float32))
+    assert Z32.dtype == np.float32
+    a = RandomBinning(n_components=10, sigma=1.0, random_state=5).fit_transform(X)
+    b = RandomBinning(n_components=10, sigma=1.0, random_state=5).fit_transform(X)
+    c = RandomBinning(n_components=10, sigma=1.0, random_state=6).fit_transform(X)
+    assert a.shape == b.shape and (abs(a - b)).max() == 0
+    assert a.shape != c.shape or (abs(a - c)).max() > 0
+
+
+def test_smaller_sigma_gives_more_bins(X):
+    D = [RandomBinning(n_components=16, sigma=s, random_state=0).fit(X).n_features_out_ for s in (10, 1, 0.1)]
+    assert D[0] < D[1] < D[2]
+
+
+@pytest.mark.parametrize("bad", [{"n_components": 0}, {"kernel": "gaussian"}])
+def test_invalid_parameters_raise(X, bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        RandomBinning(**{"sigma": 1.0, **bad}).fit(X)
+
+
+def test_end_to_end_under_a_memory_ceiling_a_dense_Z_would_break():
+    # n = 20000 rows at a bandwidth where D is in the hundreds of thousands: a
+    # dense float64 Z would need n * D * 8 bytes (tens of GB); the sparse path
+    # (RB + CG ridge) must stay under 400 MB above the starting RSS.
+    rng = np.random.RandomState(0)
+    X = rng.rand(20000, 8)
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    rb = RandomBinning(n_components=32, sigma=0.5, random_state=0)
+    rb.fit(X[:50])  # compile outside the measured region
+    CGRidge(maxiter=2).fit(rb.transform(X[:50]), y[:50])
+    with PeakMemory(interval=0.002) as mem:
+        Z = rb.fit_transform(X)
+        model = CGRidge(lam=0.01, tol=1e-3, maxiter=50).fit(Z, y)
+        pred = model.predict(rb.transform(X[:1000]))
+    dense_bytes = Z.shape[0] * Z.shape[1] * 8
+    ceiling = 400 * 2**20
+    assert dense_bytes > 20 * ceiling
+    assert mem.rss_peak - mem.rss_start < ceiling
+    assert np.linalg.norm(pred - y[:1000]) / np.linalg.norm(y[:1000]) < 0.2

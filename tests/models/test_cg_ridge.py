@@ -1,0 +1,76 @@
+"""CG ridge: equals the dense normal-equations solve; sparse input stays sparse; classification."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from rfrepro.models import CGRidge
+from rfrepro.models.cg_ridge import normal_operator
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.RandomState(0)
+    Z = sp.random(120, 40, density=0.15, format="csr", random_state=rng)
+    y = rng.randn(120)
+    return Z, y
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_equals_dense_solve(problem, fit_intercept):
+    Z, y = problem
+    lam = 0.05
+    m = CGRidge(lam=lam, tol=1e-12, maxiter=5000, fit_intercept=fit_intercept).fit(Z, y)
+    Zd = Z.toarray()
+    b = y.mean() if fit_intercept else 0.0
+    w = np.linalg.solve(Zd.T @ Zd + lam * np.eye(40), Zd.T @ (y - b))
+    assert m.converged_ and 0 < m.n_iter_ <= 5000
+    assert np.allclose(m.coef_[:, 0], w, rtol=1e-8, atol=1e-9)
+    assert np.allclose(m.predict(Z), Zd @ w + b, atol=1e-9)
+
+
+def test_dense_and_sparse_inputs_agree(problem):
+    Z, y = problem
+    a = CGRidge(lam=0.1, tol=1e-12).fit(Z, y)
+    b = CGRidge(lam=0.1, tol=1e-12).fit(Z.toarray(), y)
+    assert np.allclose(a.coef_, b.coef_, atol=1e-10)
+
+
+def test_operator_never_forms_the_gram_matrix(problem, monkeypatch):
+    Z, _ = problem
+    v = np.arange(40.0)
+    Zd = Z.toarray()
+    assert np.allclose(normal_operator(Z, 0.3) @ v, Zd.T @ (Zd @ v) + 0.3 * v)
+
+
+def test_iteration_cap_is_reported(problem):
+    Z, y = problem
+    m = CGRidge(lam=1e-6, tol=1e-15, maxiter=3).fit(Z, y)
+    assert m.n_iter_ == 3 and not m.converged_
+
+
+def test_one_vs_all_classification():
+    rng = np.random.RandomState(1)
+    X = rng.randn(300, 5)
+    y = np.argmax(X[:, :3], axis=1)
+    m = CGRidge(lam=1.0, task="multiclass", tol=1e-10).fit(X, y)
+    assert m.coef_.shape == (5, 3)
+    assert np.mean(m.predict(X) == y) > 0.75
+    yb = np.where(X[:, 0] > 0, "a", "b")
+    mb = CGRidge(lam=1.0, task="binary", tol=1e-10).fit(X, yb)
+    assert set(mb.predict(X)) <= {"a", "b"} and np.mean(mb.predict(X) == yb) > 0.95
+    assert mb.decision_function(X).shape == (300,)
+
+
+def test_float32_features(problem):
+    Z, y = problem
+    a = CGRidge(lam=0.1, tol=1e-12).fit(Z.astype(np.float32), y)
+    b = CGRidge(lam=0.1, tol=1e-12).fit(Z.astype(np.float32).astype(np.float64), y)
+    assert np.allclose(a.coef_, b.coef_, atol=1e-10)
+
+
+@pytest.mark.parametrize("bad", [{"lam": -1}, {"tol": 0}, {"maxiter": 0}, {"task": "ranking"}])
+def test_invalid_parameters(problem, bad):
+    Z, y = problem
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        CGRidge(**bad).fit(Z, y)

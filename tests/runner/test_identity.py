@@ -1,0 +1,122 @@
+"""A run's identity is the whole computation: every config key, the data's bytes, the code."""
+
+import copy
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf, open_dict
+
+from rfrepro.config import compose
+from rfrepro.runner.identity import NOT_IDENTITY, code_version, compute_id, identity_config, run_id
+from rfrepro.runner.run import identify, run_and_record
+
+FAST = ["experiment=sun2018/fig1", "method.n_components=1", "dataset.n_train=200", "dataset.n_test=500",
+        "model.lam=0.01"]
+FP = {"generated": "disk_annulus"}
+
+
+def _leaves(tree, prefix=()):
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _leaves(v, prefix + (k,))
+    else:
+        yield prefix, tree
+
+
+def _flipped(value):
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    if value is None:
+        return 1
+    if isinstance(value, list):
+        return value + [1]
+    raise AssertionError(f"unexpected leaf {value!r}")
+
+
+def _set(tree, path, value):
+    node = tree
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+
+
+def test_every_identity_key_changes_the_run_id():
+    cfg = compose(FAST + ["+cv.sigma_factors=[1,2]"])
+    tree = identity_config(cfg)
+    base = run_id(tree, FP, code="c")
+    leaves = list(_leaves(tree))
+    assert len(leaves) > 40  # dataset, method, model, kernel, eval, seed, dtype, study, cv ...
+    for path, value in leaves:
+        other = copy.deepcopy(tree)
+        _set(other, path, _flipped(value))
+        assert run_id(other, FP, code="c") != base, ".".join(path)
+
+
+def test_excluded_keys_do_not_change_the_run_id_and_are_documented():
+    cfg = compose(FAST)
+    base = identify(cfg)[0]
+    other = compose(FAST + ["arm=other", "paths.results=/elsewhere", "paths.data=/elsewhere", "threads=1",
+                            "force=true", "mirror=file:///elsewhere", "study.title=another title",
+                            "+deviations=[{what: x}]"])
+    assert identify(other)[0] == base
+    assert {k.split(".")[0] for k in NOT_IDENTITY} >= {"paths", "threads", "force", "arm", "sweep"}
+
+
+def test_data_fingerprint_and_code_version_are_part_of_the_identity():
+    cfg = compose(FAST)
+    assert run_id(cfg, FP, code="a") != run_id(cfg, FP, code="b")
+    assert run_id(cfg, {"variant": "cpuact", "files": {}}, code="a") != \
+        run_id(cfg, {"variant": "cpusmall", "files": {}}, code="a")
+    # compute_id ignores the study (shared computations), run_id does not
+    other_study = compose(FAST + ["study.item=fig2"])
+    assert compute_id(cfg, FP, "a") == compute_id(other_study, FP, "a")
+    assert run_id(cfg, FP, "a") != run_id(other_study, FP, "a")
+
+
+def test_code_version_hashes_the_package_source():
+    import rfrepro
+
+    root = Path(rfrepro.__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    assert code_version().endswith("+src." + h.hexdigest()[:12])
+
+
+def _file_dataset_config(tmp_path, values):
+    raw = tmp_path / "data" / "raw" / "local"
+    raw.mkdir(parents=True, exist_ok=True)
+    rows = "\n".join(f"{y},{a},{b}" for y, a, b in values)
+    (raw / "tiny.csv").write_text(rows + "\n")
+    cfg = compose(["dataset=cadata", "method=rks_cos", "method.n_components=20", "model=krr",
+                   "model.lam=0.1", f"paths.data={tmp_path / 'data'}"])
+    with open_dict(cfg):
+        cfg.dataset = OmegaConf.create({
+            "name": "tiny", "task": "regression",
+            "sources": {"all": {"file": "local/tiny.csv", "format": "csv", "label": 0}},
+            "split": {"kind": "random", "test_size": 0.25, "seed": 0, "stratify": False},
+            "preprocess": "none", "subsample": {"n_train": None, "n_test": None, "seed": 0},
+        })
+    return cfg
+
+
+def test_a_changed_data_file_is_a_new_computation(results_root, tmp_path):
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 2)
+    first = _file_dataset_config(tmp_path, [(float(a + b), a, b) for a, b in X])
+    rec1 = run_and_record(first)
+    assert rec1["status"] == "ok", rec1.get("error")
+    (sha,) = rec1["data_fingerprint"]["files"].values()
+    assert sha == hashlib.sha256((tmp_path / "data/raw/local/tiny.csv").read_bytes()).hexdigest()
+    assert run_and_record(first).get("_skipped")  # same bytes: reused
+    second = _file_dataset_config(tmp_path, [(float(a - b), a, b) for a, b in X])  # other bytes
+    rec2 = run_and_record(second)
+    assert not rec2.get("_skipped") and "reused_from" not in rec2
+    assert rec2["run_id"] != rec1["run_id"]
+    assert rec2["metrics"]["rmse"] != pytest.approx(rec1["metrics"]["rmse"])

@@ -1,0 +1,153 @@
+"""Exit statuses tell the truth; bad input gets one clear line; no study blocks another."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rfrepro.results.store import RecordStore, atomic_write_text
+from rfrepro.runner.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
+
+ROOT = Path(__file__).resolve().parents[1]
+N_SMOKE = len(__import__("rfrepro.runner.sweep", fromlist=["expand"]).expand("sun2018/fig1", smoke=True))
+SMALL = ["dataset.n_train=150", "dataset.n_test=300"]
+
+
+def _run(args, tmp_path, mirror=False, timeout=600):
+    env = {k: v for k, v in os.environ.items() if k != "RFREPRO_MIRROR" or mirror}
+    env.update(RFREPRO_RESULTS=str(tmp_path / "results"), RFREPRO_DATA=str(tmp_path / "data"))
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_reproduce_exits_1_and_names_each_failure(tmp_path):
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "--jobs", "1", "kernel.sigma=-1",
+                 *SMALL], tmp_path)
+    assert proc.returncode == EXIT_FAILED, proc.stderr[-2000:]
+    assert f"{N_SMOKE} failed" in proc.stdout
+    failed = [line for line in proc.stderr.splitlines() if line.startswith("  FAILED")]
+    assert len(failed) == N_SMOKE
+    assert all("ValueError" in line and "sigma" in line and "traceback in" in line for line in failed)
+    # the outputs are still built: a not-run figure and not-run claims
+    root = tmp_path / "results" / "smoke"
+    assert (root / "figures" / "sun2018-fig1.png").is_file()
+    assert {c["verdict"] for c in json.loads((root / "claims" / "sun2018-fig1.json").read_text())} == {"not-run"}
+
+
+def test_hydra_run_that_fails_exits_nonzero(tmp_path):
+    proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0", *SMALL], tmp_path)
+    assert proc.returncode != 0
+    assert "[failed]" in proc.stdout and "n_components" in proc.stderr
+    proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0,1", *SMALL, "-m"], tmp_path)
+    assert proc.returncode != 0 and "[ok]" in proc.stdout and "[failed]" in proc.stdout
+
+
+def test_default_run_is_a_classifier_on_classification_data(tmp_path):
+    proc = _run(["-m", "rfrepro", "dataset.n_train=300", "dataset.n_test=2000"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    acc = float(proc.stdout.split("accuracy=")[1].split(",")[0])
+    assert 0.6 < acc <= 0.95  # Bayes accuracy of disk/annulus is 0.9
+
+
+def test_a_regressor_on_labels_is_rejected(tmp_path):
+    proc = _run(["-m", "rfrepro", "model=krr", *SMALL], tmp_path)
+    assert proc.returncode != 0 and "is a regressor but the dataset is a binary" in proc.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["sun2018/fig9"], "did you mean"),
+    (["sun2018/fig1", "dataset=disk_anulus"], "did you mean disk_annulus"),
+    (["sun2018/fig1", "method=rks_coss"], "did you mean"),
+    (["sun2018/fig1", "seed=abc"], "seed must be an integer >= 0, got 'abc'"),
+    (["sun2018/fig1", "seed=-1"], "seed must be an integer >= 0, got -1"),
+    (["sun2018/fig1", "dataset.n_train=-5"], "dataset.n_train must be an integer >= 1, got -5"),
+    (["sun2018/fig1", "dataset.n_train=0"], "dataset.n_train must be an integer >= 1, got 0"),
+    (["sun2018/fig1", "--jobs", "0"], "must be a positive integer"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
+    proc = _run(["-m", "rfrepro.reproduce", *args, "--smoke"], tmp_path)
+    assert proc.returncode == EXIT_USAGE, proc.stderr[-2000:]
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unwritable_results_path_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    env = {**os.environ, "RFREPRO_RESULTS": str(blocker / "results")}
+    proc = subprocess.run([sys.executable, "-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == EXIT_USAGE and "cannot write results under" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_subsample_larger_than_the_data_fails_clearly(tmp_path):
+    mirror = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    if not mirror.is_dir():
+        pytest.skip("needs the offline dataset mirror")
+    from rfrepro.config import compose
+    from rfrepro.runner.run import run_and_record
+
+    cfg = compose(["dataset=cpusmall", "method=rks_cos", "model=krr", "dataset.subsample.n_train=10000000",
+                   f"paths.results={tmp_path}", f"paths.data={tmp_path / 'data'}", f"mirror=file://{mirror}"])
+    rec = run_and_record(cfg)
+    assert rec["status"] == "failed" and "exceeds the" in rec["error"]
+
+
+def test_unavailable_data_exits_3_with_the_urls_and_both_ways_out(tmp_path):
+    proc = _run(["-m", "rfrepro.reproduce", "spine/rff-kernel-approx", "--smoke", "--jobs", "1",
+                 "mirror=file:///nonexistent-mirror"], tmp_path)
+    assert proc.returncode == EXIT_NOT_RUN, proc.stderr[-3000:]
+    assert "unavailable" in proc.stdout
+    assert "NOT RUN" in proc.stderr and "www.csie.ntu.edu.tw" in proc.stderr
+    assert "RFREPRO_MIRROR" in proc.stderr and "mirror=" in proc.stderr
+    root = tmp_path / "results" / "smoke"
+    # the study still has its not-run figure and not-run claims, and the report is written
+    assert (root / "figures" / "spine-rff-kernel-approx.png").stat().st_size > 1000
+    claims = json.loads((root / "claims" / "spine-rff-kernel-approx.json").read_text())
+    assert claims and {c["verdict"] for c in claims} == {"not-run"}
+    proc = _run(["-m", "rfrepro.report", "--smoke"], tmp_path)
+    assert proc.returncode == 0
+    assert "Not run, data unavailable" in (root / "REPORT.md").read_text()
+
+
+def test_exit_code_rules():
+    from rfrepro.runner.summary import exit_code
+
+    assert exit_code([{"status": "ok"}, {"status": "ok", "_skipped": True}]) == EXIT_OK
+    assert exit_code([{"status": "ok"}, {"status": "unavailable"}]) == EXIT_NOT_RUN
+    assert exit_code([{"status": "busy"}]) == EXIT_NOT_RUN
+    assert exit_code([{"status": "unavailable"}, {"status": "failed"}]) == EXIT_FAILED
+
+
+def test_records_and_reports_follow_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "a.json", "{}")
+        RecordStore(tmp_path, "x-y").write({"run_id": "r1", "status": "ok"})
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "a.json", tmp_path / "runs" / "x-y" / "r1.json"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_extra_runs_are_reported_but_not_drawn(tmp_path):
+    env_root = tmp_path / "results"
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "--jobs", "1", *SMALL], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # an ad-hoc multirun into the same study folder
+    proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=3", "seed=0,1", "smoke=true",
+                 f"paths.results={env_root / 'smoke'}", *SMALL, "-m"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "--outputs-only", *SMALL], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import pandas as pd
+
+    table = pd.read_parquet(env_root / "smoke" / "tables" / "sun2018-fig1.parquet")
+    assert len(table) == N_SMOKE and set(table["method.n_components"].dropna()) == {1}
+    status = json.loads((env_root / "smoke" / "tables" / "sun2018-fig1.status.json").read_text())
+    assert len(status["extra_runs"]) == 2
