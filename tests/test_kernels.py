@@ -12,7 +12,6 @@ from rfrepro.kernels import (
     gaussian_kernel,
     kernel_matrix,
     laplacian_kernel,
-    pairwise_sq_dists,
     polynomial_kernel,
     resolve_bandwidth,
 )
@@ -92,17 +91,6 @@ def test_dtypes(func, d):
     assert func(np.arange(6).reshape(3, 2), sigma=1.5).dtype == np.float64
 
 
-def test_pairwise_sq_dists():
-    X, Y = _pair()
-    i, j = 4, 2
-    assert pairwise_sq_dists(X, Y)[i, j] == pytest.approx(np.sum((X[i] - Y[j]) ** 2), rel=1e-14)
-
-
-# ---------------------------------------------------------------- resolve_bandwidth
-
-
-@pytest.mark.parametrize("rule", ["median", "mean"])
-@pytest.mark.parametrize("kernel, metric", [("gaussian", "euclidean"), ("laplacian", "cityblock")])
 def test_bandwidth_rules(rule, kernel, metric):
     X = np.random.RandomState(1).standard_normal((50, 3))
     dist = cdist(X, X, metric)[np.triu_indices(50, k=1)]

@@ -9,10 +9,9 @@ not counted (the paper's Fig. 3: "feature mapping time and training time").
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
-
-import numpy as np
 
 from experiments.chen2015.common import (
     BASELINES,

@@ -77,20 +77,19 @@ def timed(table: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def fixed_values(t: pd.DataFrame) -> tuple[int, int]:
-    """The fixed n of the l sweep and the fixed l of the n sweep (most frequent values)."""
-    rks = t[t["method"] != "exact"]
-    if rks.empty:
-        return int(t[N].max()), 0
-    return int(rks[N].mode().iloc[0]), int(rks[L].mode().iloc[0])
+def fixed_values(m: pd.DataFrame) -> tuple[int, int]:
+    """The fixed n of a method's l sweep and the fixed l of its n sweep (its most frequent values)."""
+    if m.empty or (m["method"] == "exact").all():
+        return (int(m[N].max()) if len(m) else 0), 0
+    return int(m[N].mode().iloc[0]), int(m[L].mode().iloc[0])
 
 
 def sweeps(t: pd.DataFrame):
     """Yield (method, against, rows) for each measured curve of the timed table ``t``."""
     if t.empty:
         return
-    n0, l0 = fixed_values(t)
     for method, m in t.groupby("method"):
+        n0, l0 = fixed_values(m)
         yield method, "n", (m if method == "exact" else m[m[L] == l0]).assign(x=lambda d: d[N])
         if method != "exact":
             yield method, "l", m[m[N] == n0].assign(x=lambda d: d[L])
@@ -141,7 +140,7 @@ def figure(table: pd.DataFrame):
     s = slopes(table)
     fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
     t = timed(table)
-    n0, l0 = fixed_values(t) if len(t) else (0, 0)
+    fixed = {method: fixed_values(m) for method, m in t.groupby("method")} if len(t) else {}
     panels = [("map", "n"), ("train", "n"), ("map", "l"), ("train", "l")]
     for ax, (kind, against) in zip(axes, panels):
         sub = c[c["against"] == against] if len(c) else c
@@ -158,8 +157,9 @@ def figure(table: pd.DataFrame):
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("n (training rows)" if against == "n" else "l (features)")
         ax.set_ylabel(f"{kind} time (s), median over seeds")
-        fixed = f"l = {l0}" if against == "n" else f"n = {n0}"
-        ax.set_title(f"{kind} time against {against} ({fixed})", fontsize=10)
+        held = sorted({v[1] if against == "n" else v[0] for k, v in fixed.items() if k != "exact"})
+        what = "l" if against == "n" else "n"
+        ax.set_title(f"{kind} time against {against} ({what} = {', '.join(map(str, held))})", fontsize=10)
         ax.legend(fontsize=6.5)
     name = t["dataset.name"].iloc[0] if len(t) else "?"
     fig.suptitle(f"Chen et al. 2015 Table 1, measured on {name}: log-log time; slope = mean over seeds "

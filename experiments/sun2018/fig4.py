@@ -120,9 +120,10 @@ def summary(table: pd.DataFrame) -> str:
         std = 0.0 if pd.isna(r["std"]) else r["std"]
         lines.append(f"| {r['arm']} | {r['m']} | {int(r['N'])} | {r['excess']:.4f} +- {std:.4f} | {r['runs']} "
                      f"| {r['lam']:.2g} |")
+    lines.append("")
     ref = _test_bayes_excess(table)
     if ref is not None:
-        lines.append(f"\nThis test set's Bayes rule has excess risk {ref:+.4f} against 0.1.")
+        lines.append(f"This test set's Bayes rule has excess risk {ref:+.4f} against 0.1.")
     lines.append(_unconverged(table, ARMS) + ".")
     return "\n".join(lines)
 

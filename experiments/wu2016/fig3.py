@@ -5,11 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments.wu2016.common import (
-    D,
     ERROR,
     TRAIN_ERROR,
+    D,
     label,
-    mean_by,
     not_run_reason,
     per_dataset,
     performance,

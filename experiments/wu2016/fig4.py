@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments.wu2016.common import (
-    D,
     ERROR,
     TRAIN_ERROR,
+    D,
     label,
     not_run_reason,
     per_dataset,

@@ -83,6 +83,10 @@ def task(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
+    # Hydra's parser rejects overrides placed after -m: accept them anywhere
+    flags = [a for a in sys.argv[1:] if a in ("-m", "--multirun")]
+    if flags:
+        sys.argv = [sys.argv[0], *[a for a in sys.argv[1:] if a not in flags], flags[0]]
     try:
         check_overrides([a for a in sys.argv[1:] if not a.startswith("-")])
     except ValueError as exc:

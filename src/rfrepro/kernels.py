@@ -131,8 +131,3 @@ def resolve_bandwidth(
     if not (np.isfinite(value) and value > 0):
         raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
     return value
-
-
-def pairwise_sq_dists(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances (convenience for tests and plots)."""
-    return cdist(X, Y, metric="sqeuclidean")

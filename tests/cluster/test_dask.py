@@ -93,9 +93,10 @@ def test_scheduler_and_worker_processes(dask_procs, tmp_path):
     done = {item[0]: res for item, res, exc in out if exc is None}
     assert sorted(done) == [0, 1, 2, 4, 5]
     assert {r["y"] for r in done.values()} == {0, 1, 4, 16, 25}
-    pids = {p.pid for p in dask_procs.workers}
-    # the tasks ran in the worker processes (children of the nannies), not here
-    assert os.getpid() not in {r["pid"] for r in done.values()} and pids
+    with Client(dask_procs.address, set_as_default=False) as client:
+        worker_pids = set(client.run(os.getpid).values())
+    # the tasks ran in the two worker processes (children of the nannies), not here
+    assert {r["pid"] for r in done.values()} <= worker_pids and len(worker_pids) == 2
 
 
 @pytest.mark.slow
@@ -167,3 +168,42 @@ def test_slurm_config_makes_a_job_script(tmp_path):
     assert "#SBATCH -t 04:00:00" in script
     assert "--nthreads 1" in script and "--nworkers 4" in script
     assert 'cd "$SLURM_SUBMIT_DIR"' in script.splitlines()[-3:-1][0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif("scheduler" not in inspect.signature(_run_sweep()).parameters,
+                    reason="run_sweep has no `scheduler` parameter yet (issue 14 wiring)")
+def test_sun_smoke_survives_a_killed_worker(dask_procs, tmp_path):
+    """A worker SIGKILLed mid-sweep: every run still ends finished, or failed with its cause."""
+    import threading
+
+    from rfrepro.results.store import FAILED, FINISHED, RecordStore
+
+    run_sweep = _run_sweep()
+    with Client(dask_procs.address, set_as_default=False) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+    out: dict = {}
+
+    def sweep():
+        out["results"] = run_sweep("sun2018/fig1", smoke=True, jobs=1, scheduler=dask_procs.address,
+                                   extra=[f"paths.results={tmp_path}"], progress=False)
+
+    thread = threading.Thread(target=sweep, daemon=True)
+    thread.start()
+    runs = tmp_path / "runs" / "sun2018-fig1"
+    deadline = time.monotonic() + 300
+    while not list(runs.glob("*.json")) and time.monotonic() < deadline and thread.is_alive():
+        time.sleep(0.1)
+    assert thread.is_alive(), "the sweep ended before a worker could be killed"
+    os.kill(victim, signal.SIGKILL)  # mid-sweep: runs are queued and in flight
+    thread.join(timeout=600)
+    assert not thread.is_alive()
+    results = out["results"]
+    statuses = [r["status"] for r in results]
+    assert set(statuses) <= {FINISHED, FAILED}
+    assert all(r["error"] for r in results if r["status"] == FAILED)  # each failure says why
+    run_ids = [r["run_id"] for r in results]
+    assert len(set(run_ids)) == len(run_ids) > 0  # every run once, none missing
+    records = {r["run_id"]: r["status"] for r in RecordStore(tmp_path, "sun2018-fig1").records()}
+    assert set(records) == set(run_ids)
+    assert not list(runs.glob("*.lock"))  # no run left claimed by the dead worker

@@ -197,11 +197,12 @@ def _timing_table(tefm_s_factor: float = 0.5, tefm_g_l_exponent: float = 2.0, se
         add("exact", n, n, 1e-8 * n**2, 1e-10 * n**3)
     for method, f in (("rks_cossin", 1.0), ("tefm_g", 2.0), ("tefm_s", 2.0 * tefm_s_factor)):
         e = tefm_g_l_exponent - 1 if method == "tefm_g" else 1.0
+        rks = method == "rks_cossin"
+        l0, ls = (800, (200, 400, 800, 1600)) if rks else (200, (100, 200, 400, 800))   # as in table1.yaml
         for n in (2000, 4000, 8000, 16000):
-            add(method, n, 200, f * 1e-7 * n * 200 * (1 if method == "rks_cossin" else 4), 1e-9 * n * 200**2)
-        for ell in (100, 200, 400, 800):
-            add(method, 16000, ell, f * 1e-7 * 16000 * ell * (1 if method == "rks_cossin" else (ell / 50) ** e),
-                1e-9 * 16000 * ell**2)
+            add(method, n, l0, f * 1e-7 * n * l0 * (1 if rks else 4), 1e-9 * n * l0**2)
+        for ell in ls:
+            add(method, 16000, ell, f * 1e-7 * 16000 * ell * (1 if rks else (ell / 50) ** e), 1e-9 * 16000 * ell**2)
     return pd.DataFrame(rows)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from rfrepro.config import options
 from rfrepro.report import write_report
+from rfrepro.results.claims import check_claims
 from rfrepro.reproduce import main as reproduce_main
 from rfrepro.results.outputs import slug_of
 
@@ -15,17 +16,21 @@ EXPERIMENTS = options("experiment")
 
 @pytest.mark.parametrize("study", EXPERIMENTS)
 def test_experiment_runs_in_smoke_mode(study, results_root, capsys):
-    assert reproduce_main([study, "--smoke", "--jobs", "1"]) == 0
+    code = reproduce_main([study, "--smoke", "--jobs", "1"])
     root = results_root / "smoke"
     slug = slug_of(study)
     table = pd.read_parquet(root / "tables" / f"{slug}.parquet")
     assert len(table) > 0
-    # runs either finish, or say their data is unavailable here: nothing crashes
+    # runs either finish, or say their data is unavailable here (exit status 3): nothing crashes
     assert set(table["status"]) <= {"ok", "unavailable"}, table.loc[table.status == "failed", "error"].tolist()
+    assert code == (0 if set(table["status"]) == {"ok"} else 3)
     assert (root / "figures" / f"{slug}.png").stat().st_size > 1000
     assert (root / "figures" / f"{slug}.pdf").is_file()
     claims = json.loads((root / "claims" / f"{slug}.json").read_text())
-    assert claims and all(c["verdict"] in ("pass", "fail", "not-run") for c in claims)
+    assert claims and all(c["verdict"] in ("pass", "fail", "inconclusive", "not-run") for c in claims)
+    check_claims(claims)  # every claim has the paper's sentence, statistic, interval, threshold, verdict
+    if "ok" not in set(table["status"]):
+        assert {c["verdict"] for c in claims} == {"not-run"}
     report = write_report(root, rebuild=False).read_text()
     assert f"## {study}" in report and f"figures/{slug}.png" in report
     for c in claims:

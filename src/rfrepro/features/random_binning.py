@@ -14,13 +14,21 @@ from rfrepro.features._base import FeatureMap, check_positive_int
 # tables compiled with numba: no library builds an integer-tuple vocabulary in
 # O(n) without sorting (np.unique over rows sorts n x d tuples per grid, which
 # is what made a plain numpy version ~4x slower than building the CSR itself).
-# Two distinct bins of a grid merge only if their 64-bit hashes collide
-# (probability about n^2 / 2^65 per grid, i.e. 3e-10 for n = 10^5).
+# The hash is two independent linear forms sum_j b_j K_j mod 2^64 with random
+# odd multipliers K (independent products pipeline, unlike a sequential mixing
+# chain), then mixed: two distinct bin tuples of a grid collide with
+# probability below 2^-88 per pair for the |b_j| < 2^20 that occur; a collision
+# would merge two bins of one grid.
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_ODD = np.uint64(0xFF51AFD7ED558CCD)
 #: grids hashed per call of the fitting kernel (bounds its scratch memory to a few x n words)
 _GRID_BATCH = 16
+
+
+def _multipliers(d: int) -> np.ndarray:
+    """Fixed random odd 64-bit multipliers, two per input dimension (data and seed independent)."""
+    words = np.random.RandomState(20160813).randint(0, 2**62, size=(2, d), dtype=np.int64).astype(np.uint64)
+    return (words << np.uint64(2)) | np.uint64(1)
 
 
 @numba.njit(cache=True, inline="always")
@@ -31,15 +39,15 @@ def _splitmix(h):
 
 
 @numba.njit(cache=True, inline="always")
-def _bin_hash(X, i, inv_width, offset, r):
+def _bin_hash(X, i, inv_width, offset, r, mult):
     """64-bit hash of the bin tuple floor((x_ij - u_rj) / delta_rj), j = 1..d, of row i in grid r."""
-    h = np.uint64(r) * _GOLDEN
+    a = np.uint64(r) * _GOLDEN
+    b = np.uint64(0)
     for j in range(X.shape[1]):
-        b = np.int64(np.floor((np.float64(X[i, j]) - offset[r, j]) * inv_width[r, j]))
-        # xor-multiply-xorshift per coordinate, a full avalanche once at the end
-        h = (h ^ np.uint64(b)) * _ODD
-        h ^= h >> np.uint64(32)
-    return _splitmix(h)
+        k = np.uint64(np.int64(np.floor((np.float64(X[i, j]) - offset[r, j]) * inv_width[r, j])))
+        a += k * mult[0, j]
+        b += k * mult[1, j]
+    return _splitmix(a ^ _splitmix(b))
 
 
 @numba.njit(cache=True, inline="always")
@@ -67,7 +75,7 @@ def _find_or_insert(table, mask, h, new_id):
 
 
 @numba.njit(parallel=True, cache=True)
-def _fit_bins(X, inv_width, offset, r0, ids, keys, counts, kappas):
+def _fit_bins(X, inv_width, offset, mult, r0, ids, keys, counts, kappas):
     """Bins of grids r0 .. r0 + len(keys) - 1, numbered per grid in order of first appearance.
 
     Writes ``ids[r - r0, i]`` (local bin id; grid-major so each thread
@@ -81,10 +89,15 @@ def _fit_bins(X, inv_width, offset, r0, ids, keys, counts, kappas):
         cap = _table_size(n)
         mask = np.uint64(cap - 1)
         table = np.full(2 * cap, -1, dtype=np.int64)
-        occupancy = np.zeros(n, dtype=np.int64)
+        occupancy = np.zeros(n, dtype=np.int32)
+        # all hashes first, then all inserts: the table probes are then independent
+        # loads the CPU can overlap (memory-level parallelism), not each behind a hash
+        hashes = np.empty(n, dtype=np.uint64)
+        for i in range(n):
+            hashes[i] = _bin_hash(X, i, inv_width, offset, r, mult)
         cnt = 0
         for i in range(n):
-            h = _bin_hash(X, i, inv_width, offset, r)
+            h = hashes[i]
             v, new = _find_or_insert(table, mask, h, cnt)
             if new:
                 v = cnt
@@ -97,7 +110,18 @@ def _fit_bins(X, inv_width, offset, r0, ids, keys, counts, kappas):
 
 
 @numba.njit(parallel=True, cache=True)
-def _lookup_bins(X, inv_width, offset, keys, starts, r0, ids):
+def _scatter_columns(block, out, r0, offsets):
+    """out[i, r0 + b] = block[b, i] + offsets[b], rows split across threads (a blocked transpose)."""
+    n = block.shape[1]
+    step = 4096
+    for start in numba.prange((n + step - 1) // step):
+        for i in range(start * step, min(n, (start + 1) * step)):
+            for b in range(block.shape[0]):
+                out[i, r0 + b] = block[b, i] + offsets[b]
+
+
+@numba.njit(parallel=True, cache=True)
+def _lookup_bins(X, inv_width, offset, mult, keys, starts, r0, ids):
     """Global column ``ids[r - r0, i]`` of row i in grid r among the training bins, -1 if never seen."""
     n = X.shape[0]
     for b in numba.prange(ids.shape[0]):
@@ -108,8 +132,11 @@ def _lookup_bins(X, inv_width, offset, keys, starts, r0, ids):
         table = np.full(2 * cap, -1, dtype=np.int64)
         for c in range(lo, hi):
             _find_or_insert(table, mask, keys[c], c)
+        hashes = np.empty(n, dtype=np.uint64)
         for i in range(n):
-            v, new = _find_or_insert(table, mask, _bin_hash(X, i, inv_width, offset, r), -1)
+            hashes[i] = _bin_hash(X, i, inv_width, offset, r, mult)
+        for i in range(n):
+            v, new = _find_or_insert(table, mask, hashes[i], -1)
             ids[b, i] = v
 
 
@@ -213,15 +240,20 @@ class RandomBinning(FeatureMap):
         B = min(R, _GRID_BATCH)
         scratch_keys = np.empty((B, n), dtype=np.uint64)
         scratch_ids = np.empty((B, n), dtype=ids.dtype)
-        keys = []
+        # room for the largest possible D; pages never written are never committed
+        keys = np.empty(n * R, dtype=np.uint64)
+        starts = np.zeros(R + 1, dtype=np.int64)
         for r0 in range(0, R, B):
             b = min(B, R - r0)
-            _fit_bins(X, inv_width, self.offsets_, r0, scratch_ids[:b], scratch_keys[:b], counts, kappas)
-            ids[:, r0 : r0 + b] = scratch_ids[:b].T
-            keys += [scratch_keys[k, : counts[r0 + k]].copy() for k in range(b)]
-        self.bin_keys_ = np.concatenate(keys)
-        self.grid_starts_ = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        ids += self.grid_starts_[:-1].astype(ids.dtype)
+            _fit_bins(X, inv_width, self.offsets_, _multipliers(d), r0, scratch_ids[:b], scratch_keys[:b],
+                      counts, kappas)
+            for k in range(b):
+                starts[r0 + k + 1] = starts[r0 + k] + counts[r0 + k]
+                keys[starts[r0 + k]: starts[r0 + k + 1]] = scratch_keys[k, : counts[r0 + k]]
+            _scatter_columns(scratch_ids[:b], ids, r0, starts[r0: r0 + b].astype(ids.dtype))
+        self.grid_starts_ = starts
+        D = int(starts[-1])
+        self.bin_keys_ = keys[:D].copy() if D < n * R // 2 else keys[:D]
         self.n_features_out_ = int(self.grid_starts_[-1])
         self.bins_per_grid_ = self.n_features_out_ / R
         self.kappa_ = float(kappas.mean())
@@ -239,7 +271,7 @@ class RandomBinning(FeatureMap):
         scratch = np.empty((B, n), dtype=np.int64)
         for r0 in range(0, R, B):
             b = min(B, R - r0)
-            _lookup_bins(X, 1.0 / self.widths_, self.offsets_, self.bin_keys_, self.grid_starts_, r0, scratch[:b])
+            _lookup_bins(X, 1.0 / self.widths_, self.offsets_, _multipliers(X.shape[1]), self.bin_keys_, self.grid_starts_, r0, scratch[:b])
             ids[:, r0 : r0 + b] = scratch[:b].T
         seen = ids >= 0
         indptr = np.concatenate([[0], np.cumsum(seen.sum(axis=1))])

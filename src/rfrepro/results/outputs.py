@@ -32,8 +32,14 @@ import pandas as pd
 
 from rfrepro.config import project_root
 from rfrepro.results.claims import check_claims
-from rfrepro.results.store import FINISHED, RecordStore, _jsonable, atomic_replace, atomic_write_text, \
-    records_to_table
+from rfrepro.results.store import (
+    FINISHED,
+    RecordStore,
+    _jsonable,
+    atomic_replace,
+    atomic_write_text,
+    records_to_table,
+)
 
 
 def study_module(study: str) -> ModuleType:

@@ -85,6 +85,16 @@ def identity_config(cfg: DictConfig | dict, *, with_study: bool = True) -> dict:
     return tree
 
 
+def identities(cfg, data: dict, code: str | None = None) -> tuple[str, str]:
+    """(:func:`run_id`, :func:`compute_id`), resolving the config once."""
+    tree = identity_config(cfg)
+    code = code or code_version()
+    rid = _digest({"config": tree, "data": data, "code": code})
+    for key in STUDY_KEYS:
+        _drop(tree, key)
+    return rid, _digest({"config": tree, "data": data, "code": code})
+
+
 def _digest(payload: dict) -> str:
     blob = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]

@@ -33,9 +33,16 @@ from rfrepro.data import DatasetUnavailable, fingerprint, load_dataset
 from rfrepro.features._base import fitted_summary
 from rfrepro.kernels import kernel_matrix, resolve_bandwidth
 from rfrepro.metrics import KernelReference, kernel_errors, kernel_spectra, prediction_metrics
-from rfrepro.results.store import FAILED, FINISHED, UNAVAILABLE, RecordStore, atomic_replace, atomic_write_text
+from rfrepro.results.store import (
+    FAILED,
+    FINISHED,
+    UNAVAILABLE,
+    RecordStore,
+    atomic_replace,
+    atomic_write_text,
+)
 from rfrepro.runner.env import limit_threads, provenance
-from rfrepro.runner.identity import code_version, compute_id, run_id
+from rfrepro.runner.identity import code_version, identities
 from rfrepro.runner.memory import PeakMemory
 
 #: Kernels whose bandwidth is a distance scale (resolved from a rule like "median").
@@ -314,8 +321,8 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
 # ----------------------------------------------------------------------------- recording
 
 
-def _public(node) -> dict:
-    return {k: v for k, v in OmegaConf.to_container(node, resolve=True).items() if k != "_target_"}
+def _public(node: dict) -> dict:
+    return {k: v for k, v in node.items() if k != "_target_"}
 
 
 def _reusable(root, cid: str) -> dict | None:
@@ -340,10 +347,12 @@ def identify(cfg: DictConfig) -> tuple[str, str, dict, DatasetUnavailable | None
         err = None
     except DatasetUnavailable as exc:
         fp, err = {"unavailable": cfg.dataset.get("name")}, exc
-    return run_id(cfg, fp), compute_id(cfg, fp), fp, err
+    rid, cid = identities(cfg, fp)
+    return rid, cid, fp, err
 
 
 def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
+    resolved = OmegaConf.to_container(cfg, resolve=True)
     base = {
         "run_id": rid,
         "compute_id": cid,
@@ -353,9 +362,9 @@ def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
         "arm": cfg.arm or f"{cfg.method.name}+{cfg.model.name}",
         "seed": int(cfg.seed),
         "smoke": bool(cfg.smoke),
-        "method": _public(cfg.method),
-        "model": _public(cfg.model),
-        "eval": OmegaConf.to_container(cfg.eval, resolve=True),
+        "method": _public(resolved["method"]),
+        "model": _public(resolved["model"]),
+        "eval": resolved["eval"],
         "dtype": str(cfg.dtype),
         "data_fingerprint": fp,
         "code_version": code_version(),
@@ -363,7 +372,7 @@ def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
         "env": provenance(),
         "executor": os.environ.get("RFREPRO_EXECUTOR", "local"),
         "host": socket.gethostname(),
-        "config": OmegaConf.to_container(cfg, resolve=True),
+        "config": resolved,
     }
     base["n_components"] = base["method"].get("n_components")
     return base

@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from joblib import Parallel, delayed
 from omegaconf import OmegaConf
 from tqdm.auto import tqdm
 

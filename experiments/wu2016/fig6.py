@@ -1,0 +1,110 @@
+"""Wu et al. (2016) Fig. 6: speedup of parallel randomized coordinate descent against threads, RB vs RF."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from experiments.wu2016.common import label, not_run_reason, per_dataset, seeds_text
+from rfrepro.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.results.claims import judge, not_run
+
+P = "model.n_threads"
+TIME = "timings.train_s"
+ARMS = {"rb_lasso": ("RandBin, Lasso", "tab:red", "o-"), "rf_lasso": ("Fourier, Lasso", "tab:blue", "s-"),
+        "rb_l1svm": ("RandBin, L1-SVM", "tab:red", "o--"), "rf_l1svm": ("Fourier, L1-SVM", "tab:blue", "s--")}
+LOSSES = {"lasso": "L1-regularised least squares", "l1svm": "L1-regularised squared-hinge SVM"}
+TEXT_RB = ('"When combined with Coordinate Descent to solve an L1 regularized objective, RB shows an almost linear '
+           'speedup, in contrast to RF that has almost no speedup" (p. 1266, Sec. 1; Fig. 6)')
+STAT_RB = "per seed: train time with 1 thread / train time with {p} threads, RB features ({loss})"
+WHY_RB = ("'almost linear': more than 3/4 of the ideal speedup; Eq. (29) predicts {p} / (1 + (R - 1)({p} - 1) / "
+          "(D - 1)), which is close to {p} for RB's D >> R; threshold 0.75 x {p}")
+STAT_D = "per seed: RB's speedup minus RF's speedup at {p} threads ({loss}), same seed"
+WHY_D = "'in contrast to RF that has almost no speedup': RB's speedup is larger, by any amount"
+
+
+def speedups(sub: pd.DataFrame) -> pd.DataFrame:
+    """Per (arm, seed, threads): train time at 1 thread / train time at that many threads."""
+    t = sub.groupby(["arm", "seed", P])[TIME].mean().unstack(P)
+    if 1 not in t:
+        return pd.DataFrame(columns=["arm", "seed", P, "speedup"])
+    s = (1.0 / t).mul(t[1], axis=0)
+    return s.stack().rename("speedup").reset_index()
+
+
+def figure(table: pd.DataFrame):
+    rows = list(per_dataset(table))
+    fig, axes = grid_axes(len(rows), ncols=4, size=(4.0, 3.3))
+    for ax, (name, sub) in zip(axes, rows):
+        if sub.empty:
+            not_run_panel(ax, label(name), not_run_reason(table, name))
+            continue
+        s = speedups(sub)
+        top = int(sub[P].max())
+        ax.plot([1, top], [1, top], color="grey", lw=0.8, ls=":", label="linear")
+        for arm, (lab, color, style) in ARMS.items():
+            g = s[s["arm"] == arm].groupby(P)["speedup"].agg(["mean", "std"]).reset_index()
+            if len(g):
+                ax.errorbar(g[P], g["mean"], yerr=g["std"].fillna(0), fmt=style, color=color, ms=4, label=lab)
+        ax.set(xlabel="number of threads", ylabel="speedup (over 1 thread)", title=f"{label(name)}: train time")
+        ax.set_xticks(sorted(sub[P].unique()))
+        ax.text(0.98, 0.02, f"{top} threads = all cores of this machine", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=6.5)
+        ax.legend(fontsize=6)
+    fig.suptitle(f"Wu et al. 2016 Fig. 6: parallel RCD speedup ({seeds_text(finished(table))})")
+    fig.tight_layout()
+    caption(fig, "Speedup = train time with 1 thread / with P threads, paired by seed; each run stops when an epoch "
+                 "lowers the objective by less than the tolerance. The paper uses up to 16 cores; this machine "
+                 "had the thread counts shown.")
+    return fig
+
+
+def summary(table: pd.DataFrame) -> str:
+    lines = []
+    for name, sub in per_dataset(table):
+        if sub.empty:
+            continue
+        s = speedups(sub)
+        extra = sub.groupby(["arm", P]).agg(time=(TIME, "mean"), D=("fitted.n_features_out", "mean"),
+                                            nz=("fitted.model_nonzero_fraction", "mean"),
+                                            obj=("fitted.model_objective", "mean"),
+                                            epochs=("fitted.model_n_iter", "mean")).reset_index()
+        extra = extra.merge(s.groupby(["arm", P])["speedup"].mean().reset_index(), on=["arm", P], how="left")
+        lines += [f"### {label(name)} (mean over seeds)", "",
+                  "| arm | threads | D | train time (s) | speedup | epochs | objective | non-zero share |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for _, r in extra.iterrows():
+            lines.append(f"| {r['arm']} | {int(r[P])} | {r['D']:.0f} | {r['time']:.3g} | {r['speedup']:.3g} | "
+                         f"{r['epochs']:.0f} | {r['obj']:.6g} | {r['nz']:.3f} |")
+        lines.append("")
+    return "\n".join(lines) or "No finished runs."
+
+
+def claims(table: pd.DataFrame) -> list[dict]:
+    ok = finished(table)
+    top = int(ok[P].max()) if len(ok) and P in ok else 2
+    out = []
+    for name, sub in per_dataset(table):
+        s = speedups(sub) if len(sub) else pd.DataFrame(columns=["arm", "seed", P, "speedup"])
+        s = s[s[P] == top]
+        for loss, what in LOSSES.items():
+            cid = f"C5.3-{name}-{loss}"
+            stat_rb, stat_d = STAT_RB.format(p=top, loss=what), STAT_D.format(p=top, loss=what)
+            why_rb = WHY_RB.format(p=top)
+            rb = s[s["arm"] == f"rb_{loss}"].set_index("seed")["speedup"]
+            rf = s[s["arm"] == f"rf_{loss}"].set_index("seed")["speedup"]
+            if top < 2 or rb.empty:
+                reason = not_run_reason(table, name) if sub.empty else "no multi-thread runs"
+                out += [not_run(f"{cid}-rb", paper_text=TEXT_RB, statistic=stat_rb, reason=reason,
+                                threshold=0.75 * top, side="greater", threshold_why=why_rb),
+                        not_run(f"{cid}-vs-rf", paper_text=TEXT_RB, statistic=stat_d, reason=reason,
+                                threshold=0.0, side="greater", threshold_why=WHY_D)]
+                continue
+            out.append(judge(f"{cid}-rb", paper_text=TEXT_RB + f" -- {label(name)}, {what}", statistic=stat_rb,
+                             values=rb.tolist(), interval="bootstrap", threshold=0.75 * top, side="greater",
+                             threshold_why=why_rb))
+            diff = (rb - rf).dropna()
+            out.append(judge(f"{cid}-vs-rf", paper_text=TEXT_RB + f" -- {label(name)}, {what}", statistic=stat_d,
+                             values=diff.tolist(), threshold=0.0, side="greater", threshold_why=WHY_D,
+                             measured={"rf_speedup_mean": float(np.mean(rf)) if len(rf) else None}))
+    return out

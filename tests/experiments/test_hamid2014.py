@@ -1,0 +1,217 @@
+"""Hamid et al. (2014) study code on small hand-made tables: verdicts, not-run handling, configs."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import matplotlib.figure
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfrepro.data.dataset import Dataset
+from rfrepro.data.preprocess import preprocess
+from rfrepro.results.outputs import study_module
+
+fig2a = study_module("hamid2014/fig2a")
+fig4 = study_module("hamid2014/fig4")
+fig5 = study_module("hamid2014/fig5")
+table1 = study_module("hamid2014/table1")
+fig7 = study_module("hamid2014/fig7")
+common = sys.modules["experiments.hamid2014.common"]
+
+SEEDS = range(5)
+FIG4_ARMS = ("rm", "ts", "craft_rm_gauss", "craft_rm_srht", "craft_ts_gauss", "craft_ts_srht")
+
+
+def _verdicts(claims):
+    return {c["id"]: c["verdict"] for c in claims}
+
+
+def _nrms_table(factor: dict[str, float], datasets=("mnist", "letter"), es=(256, 1024)) -> pd.DataFrame:
+    """Nrms = factor[arm] / sqrt(E), wobbling a little with the seed."""
+    rows = []
+    for name in datasets:
+        for arm in FIG4_ARMS:
+            for e in es:
+                for s in SEEDS:
+                    rows.append({"status": "ok", "dataset.name": name, "arm": arm, "seed": s,
+                                 "fitted.n_features_out": e, "metrics.nrms": factor[arm] / np.sqrt(e) * (1 + 0.02 * s),
+                                 "dataset.n_train": 1000, "dataset.d": 784, "eval.kernel_error_points": 1000})
+    return pd.DataFrame(rows)
+
+
+def _unavailable(name: str, arms=FIG4_ARMS) -> pd.DataFrame:
+    return pd.DataFrame([{"status": "unavailable", "dataset.name": name, "arm": a, "seed": 0} for a in arms])
+
+
+GOOD = {"rm": 2.0, "ts": 1.5, "craft_rm_gauss": 1.0, "craft_rm_srht": 1.1, "craft_ts_gauss": 0.8, "craft_ts_srht": 0.9}
+
+
+def test_fig4_claims_pass_when_craft_is_lower_everywhere():
+    t = pd.concat([_nrms_table(GOOD), _unavailable("cod_rna")], ignore_index=True)
+    claims = fig4.claims(t)
+    assert _verdicts(claims) == {f"C3.2-{i}": "pass" for i in range(1, 5)}
+    c1 = claims[0]
+    assert c1["estimate"] == pytest.approx(0.5, rel=1e-9)   # CRAFT-RM (Gaussian) / RM = 1.0 / 2.0
+    assert "cod-rna: data unavailable" in c1["reason"]
+    assert c1["measured"]["ratio_by_dataset"] == {"letter": 0.5, "mnist": 0.5}
+
+
+def test_fig4_claim_fails_on_the_worst_dataset():
+    bad = _nrms_table(GOOD)
+    # on letter CRAFT-TS (SRHT) is 20% worse than TS: the worst-dataset statistic sees it
+    sel = (bad["dataset.name"] == "letter") & (bad["arm"] == "craft_ts_srht")
+    bad.loc[sel, "metrics.nrms"] *= 1.2 * GOOD["ts"] / GOOD["craft_ts_srht"]
+    v = _verdicts(fig4.claims(bad))
+    assert v["C3.2-4"] == "fail" and v["C3.2-1"] == "pass"
+
+
+def test_fig4_not_run_and_figure_without_finished_runs():
+    t = _unavailable("cod_rna")
+    claims = fig4.claims(t)
+    assert {c["verdict"] for c in claims} == {"not-run"}
+    assert all("data unavailable" in c["reason"] for c in claims)
+    fig = fig4.figure(pd.concat([_nrms_table(GOOD, datasets=("mnist",)), t], ignore_index=True))
+    assert isinstance(fig, matplotlib.figure.Figure)
+    texts = [tx.get_text() for ax in fig.axes for tx in ax.texts]
+    assert any("data unavailable" in tx for tx in texts)
+    assert "| MNIST | 256 |" in fig4.summary(_nrms_table(GOOD, datasets=("mnist",)))
+
+
+def test_fig5_worst_degree_decides():
+    rows = []
+    for r in (2, 5, 9):
+        for arm in FIG4_ARMS:
+            for s in SEEDS:
+                key = "method.up.degree" if arm.startswith("craft") else "method.degree"
+                val = GOOD[arm] * (1 + 0.01 * s)
+                if arm == "craft_rm_srht" and r == 9:
+                    val = 1.1 * GOOD["rm"] * (1 + 0.01 * s)   # worse than RM at r = 9 only
+                rows.append({"status": "ok", "arm": arm, "seed": s, key: r, "metrics.nrms": val,
+                             "method.n_components": 1024})
+    t = pd.DataFrame(rows)
+    np.testing.assert_array_equal(common.degree_of(t).unique(), [2, 5, 9])
+    claims = fig5.claims(t)
+    v = _verdicts(claims)
+    assert v == {"C3.2-r1": "pass", "C3.2-r2": "fail", "C3.2-r3": "pass", "C3.2-r4": "pass"}
+    assert claims[1]["measured"]["ratio_by_degree"]["9"] == pytest.approx(1.1, abs=1e-3)
+    assert isinstance(fig5.figure(t), matplotlib.figure.Figure)
+
+
+def test_fig2a_fraction_by_hand_and_verdicts():
+    exact = np.array([100.0, 10.0, 1.0, 0.1, 1e-14])            # the last rank is round-off: ignored
+    approx = np.array([120.0, 4.0, 0.3, 0.06, 0.0])             # below exact/2 at ranks 2, 3 (0.06 > 0.05)
+    assert fig2a.below_fraction(exact, approx) == pytest.approx(0.5)
+    assert fig2a.below_fraction(json.dumps(exact.tolist()), approx.tolist()) == pytest.approx(0.5)
+    rng = np.random.RandomState(0)
+    ex = np.logspace(3, -3, 50)
+    rows = []
+    for s in SEEDS:
+        deficient = ex * np.where(np.arange(50) < 5, 1.0, 0.1) * (1 + 0.01 * rng.rand(50))
+        faithful = ex * (1 + 0.01 * rng.rand(50))
+        for arm, ap in (("rm", deficient), ("rm_h01", deficient), ("ts", faithful)):
+            rows.append({"status": "ok", "arm": arm, "seed": s, "fitted.n_features_out": 4096,
+                         "metrics.spectrum_exact": json.dumps(ex.tolist()), "metrics.spectrum_approx": ap.tolist()})
+    t = pd.DataFrame(rows)
+    assert _verdicts(fig2a.claims(t)) == {"C3.1-RM": "pass", "C3.1-RM-H01": "pass", "C3.1-TS": "fail"}
+    assert isinstance(fig2a.figure(t), matplotlib.figure.Figure)
+    none = fig2a.claims(pd.DataFrame([{"status": "unavailable", "arm": "rm", "seed": 0}]))
+    assert {c["verdict"] for c in none} == {"not-run"} and none[0]["reason"] == "data unavailable"
+
+
+def _error_table(err: dict[str, float]) -> pd.DataFrame:
+    rows = []
+    for name in ("mnist", "letter"):
+        for e in (512, 2048):
+            for arm in ("rm", "ts", "craft_rm", "craft_ts"):
+                for s in SEEDS:
+                    rows.append({"status": "ok", "dataset.name": name, "arm": arm, "seed": s,
+                                 "fitted.n_features_out": e, "dataset.d": 784,
+                                 "metrics.error": err[arm] * (512 / e) + 0.001 * s})
+    return pd.DataFrame(rows)
+
+
+def test_table1_worst_cell_in_points():
+    t = _error_table({"rm": 0.10, "ts": 0.12, "craft_rm": 0.08, "craft_ts": 0.11})
+    claims = table1.claims(t)
+    assert _verdicts(claims) == {"C3.3-RM": "pass", "C3.3-TS": "pass"}
+    # worst cell for RM: E = 2048, (0.08 - 0.10) / 4 = -0.5 points
+    assert claims[0]["estimate"] == pytest.approx(-0.5)
+    assert claims[0]["measured"]["mean_difference_by_cell"]["mnist E=512"] == pytest.approx(-2.0)
+    worse = t.copy()
+    worse.loc[(worse["arm"] == "craft_ts") & (worse["dataset.name"] == "letter"), "metrics.error"] += 0.05
+    assert _verdicts(table1.claims(worse))["C3.3-TS"] == "fail"
+    assert "| MNIST | 512 |" in table1.summary(t)
+    assert isinstance(table1.figure(t), matplotlib.figure.Figure)
+    assert {c["verdict"] for c in table1.claims(_unavailable("mnist", ("rm", "craft_rm")))} == {"not-run"}
+
+
+def _time_table(hess_share_rm: float) -> pd.DataFrame:
+    rows = []
+    for s in SEEDS:
+        for D in (1024, 8192):
+            w = 1 + 0.01 * s
+            total = 1e-9 * D**2
+            rows.append({"status": "ok", "arm": "rm_h01", "seed": s, "fitted.n_features_out": D,
+                         "timings.train_s": hess_share_rm * total * w,
+                         "timings.transform_train_s": (1 - hess_share_rm) * total * w,
+                         "metrics.accuracy": 0.95, "dataset.n_train": 10000})
+            rows.append({"status": "ok", "arm": "ts", "seed": s, "fitted.n_features_out": D,
+                         "timings.train_s": 0.8 * total, "timings.transform_train_s": 0.2 * total * w,
+                         "metrics.accuracy": 0.95, "dataset.n_train": 10000})
+            rows.append({"status": "ok", "arm": "craft_rm_h01", "seed": s, "fitted.n_features_out": D // 4,
+                         "fitted.n_up_components": D, "timings.train_s": 0.05 * total * w,
+                         "timings.transform_train_s": 0.2 * total, "metrics.accuracy": 0.94,
+                         "dataset.n_train": 10000})
+    return pd.DataFrame(rows)
+
+
+def test_fig7_hessian_share_and_time_per_accuracy():
+    t = _time_table(0.8)
+    w = fig7.with_time(t)
+    assert set(w.loc[w["arm"] == "craft_rm_h01", "dims"]) == {1024, 8192}
+    claims = fig7.claims(t)
+    assert _verdicts(claims) == {"C3.4-hessian": "pass", "C3.4-RM": "pass", "C3.4-TS": "pass"}
+    # CRAFT: 0.25 of RM's time at 0.94 / 0.95 of its accuracy
+    assert claims[1]["estimate"] == pytest.approx(0.25 * 0.95 / 0.94, rel=0.02)
+    assert claims[0]["measured"]["slopes"]["rm_h01"]["time"] == pytest.approx(2.0, abs=0.01)
+    assert _verdicts(fig7.claims(_time_table(0.3)))["C3.4-hessian"] == "fail"
+    assert isinstance(fig7.figure(t), matplotlib.figure.Figure)
+    assert "RM (H0/1) | 8192 | 8192" in fig7.summary(t)
+    assert {c["verdict"] for c in fig7.claims(_unavailable("mnist", ("rm_h01",)))} == {"not-run"}
+
+
+def test_unit_norm_rows_on_every_split():
+    rng = np.random.RandomState(0)
+    X_train, X_test = rng.rand(20, 5) * 255, rng.rand(7, 5) * 3
+    X_train[0] = 0.0     # a zero row stays zero
+    ds = Dataset("toy", "binary", X_train, rng.randint(2, size=20), X_test, rng.randint(2, size=7))
+    out = preprocess(ds, "unit_norm")
+    np.testing.assert_allclose(np.linalg.norm(out.X_train[1:], axis=1), 1.0)
+    np.testing.assert_array_equal(out.X_train[0], 0.0)
+    np.testing.assert_allclose(out.X_test, X_test / np.linalg.norm(X_test, axis=1, keepdims=True))
+    z = preprocess(ds, "zscore_unit_norm")
+    zs = preprocess(ds, "zscore").X_test
+    np.testing.assert_allclose(z.X_test, zs / np.linalg.norm(zs, axis=1, keepdims=True))
+    assert z.meta["preprocess"] == "zscore_unit_norm"
+    assert preprocess(ds, "unit_norm").X_train.dtype == np.float64
+    f32 = Dataset("toy", "binary", X_train.astype(np.float32), ds.y_train, None, None)
+    assert preprocess(f32, "unit_norm").X_train.dtype == np.float32
+
+
+@pytest.mark.parametrize("item", ["fig2a", "fig4", "fig5", "table1", "fig7"])
+def test_configs_expand_with_deviations(item):
+    from rfrepro.config import compose
+    from rfrepro.runner.sweep import expand
+
+    jobs = expand(f"hamid2014/{item}", smoke=True)
+    assert jobs
+    cfg = compose(jobs[0].overrides)
+    assert cfg.kernel.name == "polynomial" and cfg.dataset.preprocess.endswith("unit_norm")
+    assert cfg.eval.kernel_error_seed == cfg.seed
+    devs = cfg.deviations
+    assert len(devs) >= 2 and all({"what", "why", "effect"} <= set(d) for d in devs)
+    full = expand(f"hamid2014/{item}")
+    assert len({o for j in full for o in j.overrides if o.startswith("seed=")}) == 10
