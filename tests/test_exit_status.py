@@ -151,3 +151,9 @@ def test_extra_runs_are_reported_but_not_drawn(tmp_path):
     assert len(table) == N_SMOKE and set(table["method.n_components"].dropna()) == {1}
     status = json.loads((env_root / "smoke" / "tables" / "sun2018-fig1.status.json").read_text())
     assert len(status["extra_runs"]) == 2
+
+
+def test_hydra_bad_value_is_one_line_without_traceback(tmp_path):
+    proc = _run(["-m", "rfrepro", "seed=abc", *SMALL], tmp_path)
+    assert proc.returncode != 0
+    assert "seed must be an integer >= 0, got 'abc'" in proc.stderr and "Traceback" not in proc.stderr

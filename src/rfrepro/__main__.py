@@ -51,6 +51,22 @@ def _executor() -> str:
     return "hydra:" + (target.rsplit(".", 1)[-1] or "basic")
 
 
+def _not_finished(message: str) -> None:
+    """One line and exit 1 for a single run; for a multirun, raise so Hydra runs the other jobs
+    and then exits 1."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        multirun = HydraConfig.get().mode == RunMode.MULTIRUN
+    except (ValueError, ImportError):
+        multirun = False
+    if multirun:
+        raise RunNotFinished(message)
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
 def task(cfg: DictConfig) -> float | None:
     from rfrepro.runner.run import run_and_record
     from rfrepro.runner.summary import MIRROR_HELP
@@ -63,13 +79,13 @@ def task(cfg: DictConfig) -> float | None:
     try:
         check_run_config(cfg)
     except ValueError as exc:
-        raise RunNotFinished(f"bad config: {exc}") from None
+        return _not_finished(f"bad config: {exc}")
     os.environ["RFREPRO_EXECUTOR"] = _executor()
     try:
         rec = run_and_record(cfg)
     except OSError as exc:
-        raise RunNotFinished(f"cannot write results under {cfg.paths.results!r}: {exc.strerror or exc} "
-                             "(set RFREPRO_RESULTS or paths.results= to a writable folder)") from None
+        return _not_finished(f"cannot write results under {cfg.paths.results!r}: {exc.strerror or exc} "
+                             "(set RFREPRO_RESULTS or paths.results= to a writable folder)")
     status = "skipped (finished before)" if rec.get("_skipped") else rec["status"]
     metrics = rec.get("metrics") or {}
     shown = ", ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float))
@@ -78,7 +94,7 @@ def task(cfg: DictConfig) -> float | None:
         where = f"{cfg.paths.results}/runs/{cfg.study.paper}-{cfg.study.item}/{rec.get('run_id')}.json"
         first = str(rec.get("error") or rec["status"]).splitlines()[0]
         hint = f"; {MIRROR_HELP}" if rec["status"] == "unavailable" else ""
-        raise RunNotFinished(f"run {rec.get('run_id')} {rec['status']}: {first} (record: {where}){hint}")
+        return _not_finished(f"run {rec.get('run_id')} {rec['status']}: {first} (record: {where}){hint}")
     return metrics.get("error")
 
 
