@@ -7,6 +7,8 @@ sweep runs on BlogFeedback, and every panel, table row and claim about it says
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -79,7 +81,7 @@ def figure(table: pd.DataFrame):
     names = dataset_names(table)
     ok = finished(table)
     forms = list(FORMS)
-    fig, axes = grid_axes(len(names) * len(forms), ncols=len(forms) * 2, size=(5.0, 3.8))
+    fig, axes = grid_axes(len(names) * len(forms), ncols=len(forms), size=(5.5, 4.2))
     for i, name in enumerate(names):
         for j, form in enumerate(forms):
             ax = axes[i * len(forms) + j]
@@ -92,7 +94,7 @@ def figure(table: pd.DataFrame):
             ax.set_ylabel("relative RMSE on the test split")
             ax.set_title(_panel_title(sub, name) + f"\n{FORMS[form]}", fontsize=8.5)
             ax.legend(fontsize=7)
-            ax.text(0.02, 0.02, cv_choice(sub), transform=ax.transAxes, fontsize=6.5, va="bottom")
+            ax.text(0.02, 0.02, textwrap.fill(cv_choice(sub), 70), transform=ax.transAxes, fontsize=6, va="bottom")
     seeds = int(ok["seed"].nunique()) if len(ok) else 0
     fig.suptitle(f"Chen et al. 2015 Fig. 2: KRR accuracy against l (mean $\\pm$ std over {seeds} seed(s))")
     fig.tight_layout()

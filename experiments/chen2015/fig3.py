@@ -9,6 +9,8 @@ not counted (the paper's Fig. 3: "feature mapping time and training time").
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import NullFormatter
@@ -96,7 +98,7 @@ def figure(table: pd.DataFrame):
     names = dataset_names(table)
     ok_all = finished(with_cv_from_source(table))
     forms = list(FORMS)
-    fig, axes = grid_axes(len(names) * len(forms), ncols=len(forms) * 2, size=(5.0, 3.8))
+    fig, axes = grid_axes(len(names) * len(forms), ncols=len(forms), size=(5.5, 4.2))
     ls: set = set()
     for i, name in enumerate(names):
         for j, form in enumerate(forms):
@@ -120,7 +122,7 @@ def figure(table: pd.DataFrame):
             ax.set_title(f"{substitute_label(name, variant_of(rows))}, n = {int(rows['dataset.n_train'].iloc[0])}"
                          f"\n{FORMS[form]}", fontsize=8.5)
             ax.legend(fontsize=7)
-            ax.text(0.02, 0.02, cv_choice(rows), transform=ax.transAxes, fontsize=6.5, va="bottom")
+            ax.text(0.02, 0.02, textwrap.fill(cv_choice(rows), 70), transform=ax.transAxes, fontsize=6, va="bottom")
     ls = sorted(ls)
     span = f"points are l = {int(ls[0])} .. {int(ls[-1])}" if ls else "no points"
     fig.suptitle(f"Chen et al. 2015 Fig. 3: KRR accuracy against map + training time (means over seeds; {span})")

@@ -33,11 +33,14 @@ def _threads_from_launcher(cfg: DictConfig):
         launcher = HydraConfig.get().launcher
     except (ValueError, ImportError):
         return None
-    if "Joblib" in str(launcher.get("_target_", "")):
+    target = str(launcher.get("_target_", ""))
+    if "Joblib" in target:
         from rfrepro.runner.env import threads_for
 
         n_jobs = int(launcher.get("n_jobs") or -1)
         return threads_for(os.cpu_count() if n_jobs < 1 else n_jobs)
+    if "submitit" in target.lower() and launcher.get("cpus_per_task"):
+        return int(launcher.cpus_per_task)  # the cores SLURM (or the local executor) gives the task
     return None
 
 
@@ -99,6 +102,10 @@ def task(cfg: DictConfig) -> float | None:
 
 
 def main() -> None:
+    import warnings
+
+    # our launcher files keep the plugin's names, so Hydra checks them against its schema and says so
+    warnings.filterwarnings("ignore", message=".*validated against ConfigStore schema.*")
     # Hydra's parser rejects overrides placed after -m: accept them anywhere
     flags = [a for a in sys.argv[1:] if a in ("-m", "--multirun")]
     if flags:

@@ -16,6 +16,7 @@ import math
 import os
 import socket
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -150,13 +151,19 @@ class RunLock:
     """An atomic claim on one run (``O_CREAT | O_EXCL``), so two sweeps never compute it twice.
 
     The file holds ``host pid time``. A lock left by a process that died on
-    this host is stale and taken over; one held by a live process (or by
-    another host: it cannot be checked from here) is respected.
+    this host is stale and taken over; one held by a live process is
+    respected. Another host's process cannot be checked from here, so the
+    holder touches its lock every ``HEARTBEAT`` seconds and a lock from another
+    host untouched for ``LEASE`` seconds is stale (a node that died).
     """
+
+    HEARTBEAT = 30.0
+    LEASE = 180.0
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.held = False
+        self._beat: threading.Event | None = None
 
     def _owner(self) -> tuple[str, int] | None:
         try:
@@ -175,7 +182,10 @@ class RunLock:
                 return True
         host, pid = owner
         if host != socket.gethostname():
-            return False
+            try:
+                return time.time() - self.path.stat().st_mtime > self.LEASE
+            except OSError:
+                return True
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -197,10 +207,21 @@ class RunLock:
             with os.fdopen(fd, "w") as fh:
                 fh.write(f"{socket.gethostname()} {os.getpid()} {time.time():.0f}")
             self.held = True
+            self._beat = threading.Event()
+            threading.Thread(target=self._heartbeat, args=(self._beat,), daemon=True).start()
             return True
         return False
 
+    def _heartbeat(self, stop: threading.Event) -> None:
+        while not stop.wait(self.HEARTBEAT):
+            try:
+                os.utime(self.path)
+            except OSError:
+                return
+
     def release(self) -> None:
+        if self._beat is not None:
+            self._beat.set()
         if self.held:
             self.path.unlink(missing_ok=True)
             self.held = False

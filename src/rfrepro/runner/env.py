@@ -82,7 +82,15 @@ def machine() -> dict:
 
 
 def provenance() -> dict:
-    return {"git_commit": git_commit(), "versions": versions(), "machine": machine()}
+    from rfrepro.lock import lock_hash
+
+    return {"git_commit": git_commit(), "versions": versions(), "machine": machine(),
+            "lock_sha256": _lock_hash(lock_hash)}
+
+
+@functools.lru_cache(maxsize=1)
+def _lock_hash(fn) -> str | None:
+    return fn()
 
 
 def threads_for(n_jobs: int | None) -> int:

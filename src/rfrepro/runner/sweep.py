@@ -298,8 +298,15 @@ def run_sweep(
             todo.append(p)
     bar = tqdm(total=len(planned), initial=len(results), desc=name, unit="run", disable=not progress)
     if scheduler:
-        from rfrepro.distributed import dask_map
+        from omegaconf import open_dict
 
+        from rfrepro.distributed import dask_map, threads_per_task
+
+        per_task = threads_per_task(scheduler) if todo else 1
+        for p in todo:  # the hosts' cores shared among their task slots, unless threads= was given
+            if not p.user_threads:
+                with open_dict(p.cfg):
+                    p.cfg.threads = per_task
         for p, res, exc in dask_map(_run_on_cluster, todo, address=scheduler, retries=1, desc=name,
                                     progress=False):
             results.append(res if exc is None else _worker_died(p, exc, 2))
@@ -315,21 +322,5 @@ def run_sweep(
 
 
 def _run_on_cluster(p: Planned) -> dict:
-    """One run on a Dask worker: the locked environment, threads = the worker's cores per task."""
-    import os
-
-    from omegaconf import open_dict
-
-    from rfrepro.lock import check_locked_env
-
-    check_locked_env()
-    if not p.user_threads:
-        try:
-            from distributed import get_worker
-
-            per_task = max(1, (os.cpu_count() or 1) // max(1, get_worker().state.nthreads))
-        except (ImportError, ValueError, AttributeError):
-            per_task = 1
-        with open_dict(p.cfg):
-            p.cfg.threads = per_task
+    """One run on a Dask worker (``dask_map`` has checked the locked environment)."""
     return run_planned(p, executor="dask")
