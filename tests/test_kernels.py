@@ -91,6 +91,11 @@ def test_dtypes(func, d):
     assert func(np.arange(6).reshape(3, 2), sigma=1.5).dtype == np.float64
 
 
+# ---------------------------------------------------------------- resolve_bandwidth
+
+
+@pytest.mark.parametrize("rule", ["median", "mean"])
+@pytest.mark.parametrize("kernel, metric", [("gaussian", "euclidean"), ("laplacian", "cityblock")])
 def test_bandwidth_rules(rule, kernel, metric):
     X = np.random.RandomState(1).standard_normal((50, 3))
     dist = cdist(X, X, metric)[np.triu_indices(50, k=1)]

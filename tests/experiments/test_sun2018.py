@@ -94,8 +94,17 @@ def test_unconverged_runs_are_excluded_and_counted():
     t.loc[bad, "metrics.accuracy"] = 0.5
     t.loc[bad, "fitted.model_converged"] = False
     c42 = next(c for c in fig1.claims(t) if c["id"] == "C4.2")
-    assert c42["verdict"] == "pass" and c42["n_seeds"] == 7
-    assert "3 of 340 runs unconverged" in c42["reason"]
+    # a lambda with any unconverged run is not judged (its converged seeds are a selected subset)
+    assert c42["verdict"] == "pass" and c42["n_seeds"] == 10
+    assert -3.0 not in c42["measured"]["window"] and c42["measured"]["window"]
+    assert "3 of 340 runs unconverged (liblinear stopped at max_iter) (log10 lambda -3) excluded" in c42["reason"]
+    # the peak is never placed where only the lucky seeds converged
+    t2 = _accuracy_table()
+    lucky = (t2["arm"] == "ksvm") & np.isclose(np.log10(t2["model.lam"]), -7.0)
+    t2.loc[lucky & (t2["seed"] > 0), "fitted.model_converged"] = False
+    t2.loc[lucky & (t2["seed"] == 0), "metrics.accuracy"] = 0.95
+    c44 = next(c for c in fig1.claims(t2) if c["id"] == "C4.4")
+    assert c44["measured"]["log10_lambda"] == -3.0 and c44["n_seeds"] == 10
 
 
 def test_c44_fails_when_ksvm_peaks_far_below_bayes():

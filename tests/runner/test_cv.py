@@ -24,6 +24,7 @@ def test_extend_and_edge_follow_the_geometric_grid():
     assert _extend([0.25, 0.5, 1.0], -1) == pytest.approx(0.125)
     assert _extend([1e-3, 1e-1], -1) == pytest.approx(1e-5)
     assert (_edge(0.25, [0.25, 1.0, 0.5]), _edge(0.5, [0.25, 0.5, 1.0]), _edge(1.0, [0.25, 0.5, 1.0])) == (-1, 0, 1)
+    assert _edge(1.0, [1.0]) == 0   # a fixed value is not searched, so not widened
 
 
 def test_grid_is_widened_until_the_sigma_choice_is_interior():

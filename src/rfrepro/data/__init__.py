@@ -15,7 +15,7 @@ import numpy as np
 from rfrepro.data.dataset import TASKS, Dataset
 from rfrepro.data.download import DatasetUnavailable
 from rfrepro.data.preprocess import preprocess
-from rfrepro.data.synthetic import GENERATORS
+from rfrepro.data.synthetic import BAYES_RULES, GENERATORS, realised_bayes_error
 
 __all__ = ["TASKS", "Dataset", "DatasetUnavailable", "fingerprint", "load_dataset"]
 
@@ -53,6 +53,10 @@ def _generated(cfg_json: str, seed: int) -> Dataset:
         # a validation sample of its own, tied to the run seed but never equal to the training one
         Xva, yva = gen(int(cfg["n_val"]), random_state=np.random.RandomState([seed, 1]), **params)
     meta = {"generator": name, "train_seed": seed, "test_seed": cfg.get("test_seed")}
+    if Xte is not None and name in BAYES_RULES:
+        # the test sample's own label noise: the Bayes classifier's error on exactly these points
+        meta["test_bayes_error"] = _test_bayes_error(name, json.dumps(params, sort_keys=True), int(cfg["n_test"]),
+                                                     int(cfg.get("test_seed", 2**31 - 1)))
     if cfg.get("bayes_error") is not None:
         meta["bayes_error"] = float(cfg["bayes_error"])
     ds = Dataset(cfg["name"], cfg["task"], Xtr, ytr, Xte, yte, meta, Xva, yva)
@@ -85,6 +89,12 @@ def _generated_kfold(cfg: dict, gen, params: dict, split: dict, seed: int) -> Da
         meta["bayes_error"] = float(cfg["bayes_error"])
     ds = Dataset(cfg["name"], cfg["task"], X[train], y[train], X[test], y[test], meta, Xva, yva)
     return preprocess(ds, cfg.get("preprocess", "none"))
+
+
+@functools.lru_cache(maxsize=4)
+def _test_bayes_error(name: str, params_json: str, n: int, seed: int) -> float:
+    X, y = _generated_test(name, params_json, n, seed)
+    return realised_bayes_error(name, X, y, **json.loads(params_json))
 
 
 @functools.lru_cache(maxsize=4)

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.base import BaseEstimator
+from threadpoolctl import threadpool_limits
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfrepro.features._base import check_positive_int
@@ -94,20 +95,26 @@ class CGRidge(TaskMixin, BaseEstimator):
         A = normal_operator(Z, lam)
         self.coef_ = np.empty((Z.shape[1], T.shape[1]))
         iters, ok = [], []
-        for k in range(T.shape[1]):
-            count = [0]
-
-            def tick(_, count=count):
-                count[0] += 1
-
-            w, info = cg(A, Z.T @ (T[:, k] - self.intercept_[k]), rtol=self.tol, atol=0.0,
-                         maxiter=maxiter, callback=tick)
-            self.coef_[:, k] = w
-            iters.append(count[0])
-            ok.append(info == 0)
+        # sparse Z: every BLAS call of CG is a memory-bound vector operation, where
+        # BLAS threads only add synchronisation (the sparse products are serial anyway)
+        with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
+            for k in range(T.shape[1]):
+                w, n_iter, converged = self._solve(A, Z.T @ (T[:, k] - self.intercept_[k]), maxiter)
+                self.coef_[:, k] = w
+                iters.append(n_iter)
+                ok.append(converged)
         self.n_iter_ = int(max(iters))
         self.converged_ = bool(all(ok))
         return self
+
+    def _solve(self, A, b, maxiter: int) -> tuple[np.ndarray, int, bool]:
+        count = [0]
+
+        def tick(_):
+            count[0] += 1
+
+        w, info = cg(A, b, rtol=self.tol, atol=0.0, maxiter=maxiter, callback=tick)
+        return w, count[0], info == 0
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)

@@ -127,12 +127,14 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
                threshold_why: str, values: Iterable[float] | None = None,
                interval: str = "t", estimate: float | None = None,
                ci: tuple[float, float] | None = None, n_seeds: int | None = None,
-               reason: str = "", measured=None, min_seeds: int = 2) -> dict:
+               reason: str = "", measured=None, min_seeds: int = 3) -> dict:
     """Judge one claim from per-seed ``values`` (or a precomputed ``estimate``/``ci``).
 
     ``interval`` names how the interval was made (``"t"``, ``"bootstrap"``,
     or a free text when ``ci`` is given, e.g. "slope t interval"). Fewer
-    than ``min_seeds`` seeds give ``inconclusive``. ``measured`` may carry
+    than ``min_seeds`` seeds (3 by default: a t interval on two is nearly
+    unbounded, and two equal values would give a zero-width one) give
+    ``inconclusive``. ``measured`` may carry
     extra detail (per-setting numbers) shown beside the verdict.
     """
     if values is not None:

@@ -48,20 +48,21 @@ def _score(task, y, yhat) -> float:
 
 
 def _extend(values: list[float], side: int) -> float:
-    """The next grid value beyond the low (``side=-1``) or high (``+1``) end, one geometric step out."""
+    """The next value beyond the low (``side=-1``) or high (``+1``) end of a grid of >= 2 values, one geometric step out."""
     v = sorted(values)
     if side < 0:
-        step = v[1] / v[0] if len(v) > 1 else 2.0
-        return v[0] / step
-    step = v[-1] / v[-2] if len(v) > 1 else 2.0
-    return v[-1] * step
+        return v[0] / (v[1] / v[0])
+    return v[-1] * (v[-1] / v[-2])
 
 
 def _edge(value: float, values: list[float]) -> int:
-    """-1 when ``value`` is the grid's smallest, +1 its largest, 0 when interior."""
+    """-1 when ``value`` is the grid's smallest, +1 its largest, 0 when interior.
+
+    A one-value grid is a fixed setting, not a search: never widened.
+    """
     v = sorted(values)
     if len(v) < 2:
-        return 1
+        return 0
     return -1 if value == v[0] else 1 if value == v[-1] else 0
 
 

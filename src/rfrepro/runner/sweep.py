@@ -45,20 +45,33 @@ def _fmt(value) -> str:
 
 
 def infer_arm(cfg) -> str | None:
-    """The sweep arm a config belongs to, from its method and model names.
+    """The sweep arm a config belongs to, from its arm overrides (method, model, any key=value).
 
     Lets runs started by a plain Hydra multirun carry the same arm label as
-    the runs of ``reproduce``; None when no arm of the experiment matches.
+    the runs of ``reproduce``; the arm whose overrides all hold and are the
+    most specific wins; None when no arm of the experiment matches.
     """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
     arms = (cfg.get("sweep") or {}).get("arms") or {}
-    chosen = {"method": cfg.method.get("name"), "model": cfg.model.get("name")}
+    best, best_n = None, 0
+    parser = OverridesParser.create()
     for arm, spec in arms.items():
-        picks = dict(
-            o.split("=", 1) for o in (spec or {}).get("overrides") or [] if o.split("=", 1)[0] in chosen
-        )
-        if picks and all(chosen[k] == v for k, v in picks.items()):
-            return str(arm)
-    return None
+        overrides = list((spec or {}).get("overrides") or [])
+        try:
+            parsed = parser.parse_overrides(overrides)
+        except Exception:  # noqa: BLE001 - an arm we cannot read matches nothing
+            continue
+        ok = True
+        for ov in parsed:
+            key, value = ov.key_or_group, ov.value()
+            have = cfg.get(key, {}).get("name") if key in GROUPS else OmegaConf.select(cfg, key)
+            if have != value:
+                ok = False
+                break
+        if ok and len(parsed) > best_n:
+            best, best_n = str(arm), len(parsed)
+    return best
 
 
 def check_experiment(name: str) -> None:
@@ -83,7 +96,8 @@ def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) ->
         spec = spec or {}
         grid = {**(sweep.get("grid") or {}), **(spec.get("grid") or {})}
         grid = {k: smoke_grid.get(k, v) for k, v in grid.items()}
-        keys = list(grid)
+        # seeds outermost: consecutive runs share a training sample (and its cached kernels)
+        keys = sorted(grid, key=lambda k: k != "seed")
         for values in itertools.product(*(grid[k] for k in keys)):
             point = [f"{k}={_fmt(v)}" for k, v in zip(keys, values)]
             jobs.append(Job(arm, head + list(spec.get("overrides") or []) + point + [f"arm={arm}"] + extra))
