@@ -7,6 +7,7 @@ import pandas as pd
 
 from experiments.hamid2014.common import (
     LABELS,
+    STYLE,
     arms_in,
     judge_log_ratio,
     loglog_slope,
@@ -54,7 +55,13 @@ def figure(table: pd.DataFrame):
     axes[0].set_title("time (gray dotted: Hessian part)", fontsize=9)
     axes[0].legend(fontsize=7)
     t["error_pct"] = 100 * (1 - t[ACC])
-    plot_arms(axes[1], t, TIME, "error_pct")
+    # one point per (arm, D): mean time against mean error, both with their std over seeds
+    for arm in arms_in(t):
+        g = t[t["arm"] == arm].groupby(D_COL).agg(tm=(TIME, "mean"), ts=(TIME, "std"), em=("error_pct", "mean"),
+                                                  es=("error_pct", "std")).fillna(0.0)
+        color, marker, ls = STYLE.get(arm, (None, "o", "-"))
+        axes[1].errorbar(g["tm"], g["em"], xerr=g["ts"], yerr=g["es"], marker=marker, ls=ls, color=color,
+                         capsize=2, label=LABELS.get(arm, arm))
     axes[1].set_xscale("log")
     axes[1].set_xlabel("projection + Hessian time (s)")
     axes[1].set_ylabel("test error (%)")

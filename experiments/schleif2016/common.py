@@ -215,9 +215,11 @@ def selection_cost(table: pd.DataFrame) -> pd.DataFrame:
     t = t[t["arm"] == "selection_cost"]
     if t.empty:
         return pd.DataFrame(columns=["n", "fit_s", "reps", "D_star"])
+    # frequencies (a [cos, sin] map has two columns per frequency)
+    freq = "fitted.n_selected" if "fitted.n_selected" in t else "fitted.n_features_out"
     return (t.groupby("dataset.n_train")
             .agg(fit_s=("timings.fit_s", "median"), reps=("seed", "count"),
-                 D_star=("fitted.n_features_out", "mean"))
+                 D_star=(freq, "mean"))
             .reset_index().rename(columns={"dataset.n_train": "n"}).sort_values("n"))
 
 

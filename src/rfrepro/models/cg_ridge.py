@@ -6,8 +6,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, cg
 from sklearn.base import BaseEstimator
-from threadpoolctl import threadpool_limits
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from rfrepro.features._base import check_positive_int
 from rfrepro.models._task import TaskMixin
