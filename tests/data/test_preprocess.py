@@ -80,7 +80,7 @@ def test_without_test_split(how):
 def test_unknown_preprocess_lists_valid():
     with pytest.raises(ValueError, match="none, zscore, minmax"):
         preprocess(_dataset(), "standard")
-    assert PREPROCESSING == ("none", "zscore", "minmax")
+    assert PREPROCESSING == ("none", "zscore", "minmax", "unit_norm", "zscore_unit_norm")
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.uint8])
