@@ -12,6 +12,7 @@ from rfrepro.reproduce import main as reproduce_main
 from rfrepro.results.outputs import slug_of
 
 EXPERIMENTS = options("experiment")
+FIGURE_ONLY = {"schleif2016/fig1"}
 
 
 @pytest.mark.parametrize("study", EXPERIMENTS)
@@ -27,7 +28,9 @@ def test_experiment_runs_in_smoke_mode(study, results_root, capsys):
     assert (root / "figures" / f"{slug}.png").stat().st_size > 1000
     assert (root / "figures" / f"{slug}.pdf").is_file()
     claims = json.loads((root / "claims" / f"{slug}.json").read_text())
-    assert claims and all(c["verdict"] in ("pass", "fail", "inconclusive", "not-run") for c in claims)
+    # a figure whose paper states nothing measurable has no claim (its module says why)
+    assert claims or study in FIGURE_ONLY
+    assert all(c["verdict"] in ("pass", "fail", "inconclusive", "not-run") for c in claims)
     check_claims(claims)  # every claim has the paper's sentence, statistic, interval, threshold, verdict
     if "ok" not in set(table["status"]):
         assert {c["verdict"] for c in claims} == {"not-run"}

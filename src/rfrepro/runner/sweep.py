@@ -96,11 +96,17 @@ def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) ->
         spec = spec or {}
         grid = {**(sweep.get("grid") or {}), **(spec.get("grid") or {})}
         grid = {k: smoke_grid.get(k, v) for k, v in grid.items()}
-        # seeds outermost: consecutive runs share a training sample (and its cached kernels)
-        keys = sorted(grid, key=lambda k: k != "seed")
+        keys = list(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
             point = [f"{k}={_fmt(v)}" for k, v in zip(keys, values)]
             jobs.append(Job(arm, head + list(spec.get("overrides") or []) + point + [f"arm={arm}"] + extra))
+    # dataset-major, then seed: consecutive runs share a loaded dataset, a training sample and
+    # its cached kernels (the order changes no result: each run has its own identity)
+    def locality(job: Job):
+        picks = dict(o.split("=", 1) for o in job.overrides if o.split("=", 1)[0] in ("dataset", "seed"))
+        return picks.get("dataset", ""), picks.get("seed", "")
+
+    jobs.sort(key=locality)
     return jobs
 
 
