@@ -39,7 +39,6 @@ def _records(runs: Path):
     return [json.loads(p.read_text()) for p in runs.glob("*.json") if not p.name.startswith(".")]
 
 
-@pytest.mark.slow
 def test_a_killed_worker_loses_no_run(tmp_path):
     runs = tmp_path / "smoke" / "runs" / "sun2018-fig1"
     proc = _start(tmp_path, "--jobs", "2", *SLOW)
@@ -60,7 +59,6 @@ def test_a_killed_worker_loses_no_run(tmp_path):
     assert proc.returncode == (0 if all(r["status"] == "ok" for r in recs.values()) else 1)
 
 
-@pytest.mark.slow
 def test_a_killed_parent_leaves_no_worker_writing(tmp_path):
     runs = tmp_path / "smoke" / "runs" / "sun2018-fig1"
     proc = _start(tmp_path, "--jobs", "2", *SLOW)
@@ -79,7 +77,6 @@ def test_a_killed_parent_leaves_no_worker_writing(tmp_path):
         proc.kill()
 
 
-@pytest.mark.slow
 def test_two_sweeps_of_one_study_compute_each_run_once(tmp_path):
     a = _start(tmp_path, "--jobs", "1", *SLOW)
     b = _start(tmp_path, "--jobs", "1", *SLOW)
