@@ -7,8 +7,8 @@ import pytest
 
 from rfrepro.config import options
 from rfrepro.report import write_report
-from rfrepro.results.claims import check_claims
 from rfrepro.reproduce import main as reproduce_main
+from rfrepro.results.claims import check_claims
 from rfrepro.results.outputs import slug_of
 
 EXPERIMENTS = options("experiment")

@@ -6,9 +6,9 @@ import hashlib
 from collections import OrderedDict
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 from scipy.linalg import eigh
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from rfrepro.features._base import FeatureMap, check_positive_int
 from rfrepro.features.sampling import SPECTRAL_KERNELS
