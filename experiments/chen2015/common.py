@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from rfrepro.plots import finished, mean_std
-from rfrepro.results.claims import judge, mean_interval, not_run
+from rfrepro.results.claims import judge, judge_log_ratio, loglog_slope, mean_interval, not_run  # noqa: F401
 
 #: Sweep arm -> the paper's method name, in the paper's legend order.
 LABELS = {"rks": "RKS", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp", "quasi": "Quasi", "ffood": "Ffood"}
@@ -119,24 +117,6 @@ def per_seed(table: pd.DataFrame, y: str, x: str = "fitted.n_features_out") -> p
     return t.groupby(["seed", "dataset.name", x, "arm"])[y].mean().unstack("arm")
 
 
-def judge_log_ratio(cid: str, per_seed_log: pd.Series, *, paper_text: str, statistic: str, threshold: float,
-                    threshold_why: str, reason: str = "", measured=None, side: str = "less") -> dict:
-    """Judge a ratio claim on the log scale: t interval of the mean log ratio over seeds, exponentiated.
-
-    Ratios of errors or times are skewed; their logs are closer to normal and
-    a ratio and its inverse get symmetric intervals. ``estimate`` is the
-    geometric mean of the per-seed ratios.
-    """
-    est, lo, hi, n = mean_interval(per_seed_log.to_numpy(dtype=float))
-    if n == 0:
-        return not_run(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
-                       threshold_why=threshold_why, reason=reason or "no finished runs for this claim")
-    return judge(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
-                 threshold_why=threshold_why, estimate=math.exp(est), ci=(math.exp(lo), math.exp(hi)),
-                 n_seeds=n, interval="95% t interval of the mean log ratio over seeds, exponentiated",
-                 reason=reason, measured=measured)
-
-
 def capped(values, cap: float) -> np.ndarray:
     """``values`` with +inf (a target never reached) replaced by ``cap``."""
     v = np.asarray(list(values), dtype=float)
@@ -149,16 +129,6 @@ def geo_mean(values) -> float:
         return float("inf")
     v = v[np.isfinite(v) & (v > 0)]
     return float(np.exp(np.log(v).mean())) if v.size else float("nan")
-
-
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x (NaN with fewer than 2 distinct x)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    x, y = x[keep], y[keep]
-    if np.unique(x).size < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def features_to_reach(curve: pd.Series, target: float) -> float:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-# one helper for log-ratio verdicts across studies (a t interval of the mean log ratio over seeds)
-from experiments.chen2015.common import judge_log_ratio, loglog_slope  # noqa: F401
 from rfrepro.plots import finished, mean_std
+
+# one helper for log-ratio verdicts across studies (a t interval of the mean log ratio over seeds)
+from rfrepro.results.claims import judge_log_ratio, loglog_slope  # noqa: F401
 
 #: Sweep arm -> label, in legend order.
 LABELS = {

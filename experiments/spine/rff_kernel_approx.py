@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from rfrepro.plots import band, finished, grid_axes, mean_std, not_run_panel
 from rfrepro.results import judge, not_run
+from rfrepro.results.claims import loglog_slope
 
 ARMS = {"rks_cos": "RKS cos(Wx+b)", "rks_cossin": "RKS [cos, sin]", "nystrom": "Nystrom"}
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}
@@ -52,7 +52,7 @@ def seed_slopes(sub: pd.DataFrame, col: str) -> pd.Series:
     for seed, g in sub.groupby("seed"):
         g = g.groupby("fitted.n_features_out")[col].mean()
         if len(g) >= 2:
-            out[seed] = float(np.polyfit(np.log(g.index.astype(float)), np.log(g.values), 1)[0])
+            out[seed] = loglog_slope(g.index, g.values)
     return pd.Series(out, dtype=float)
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 from experiments.sun2018.common import LABELS
 from rfrepro.plots import STYLE, finished, not_run_panel
 from rfrepro.results import judge, mean_interval, not_run
+from rfrepro.results.claims import loglog_slope
 
 ARMS = ("rfsvm_unif", "rfsvm_opt")
 #: The population Bayes error the authors subtract (Sec. 4: labels flipped with probability 0.1).
@@ -54,7 +55,7 @@ def seed_slopes(sel: pd.DataFrame, arm: str) -> tuple[pd.Series, int]:
         pos = s[s["metrics.excess_risk"] > 0]
         dropped += len(s) - len(pos)
         if pos["m"].nunique() >= 2:
-            slopes[seed] = float(np.polyfit(np.log(pos["m"]), np.log(pos["metrics.excess_risk"]), 1)[0])
+            slopes[seed] = loglog_slope(pos["m"], pos["metrics.excess_risk"])
     return pd.Series(slopes, dtype=float), dropped
 
 

@@ -6,7 +6,6 @@ import os
 import numpy as np
 import pytest
 
-from rfrepro.results import claim
 from rfrepro.results.store import RecordStore, atomic_write_text, records_to_table
 
 
@@ -48,8 +47,3 @@ def test_non_finite_metrics_become_null(tmp_path):
 def test_empty_table():
     assert records_to_table([]).empty
 
-
-def test_claim_verdicts():
-    assert claim("C", "s", 1.0, True)["verdict"] == "pass"
-    assert claim("C", "s", 1.0, False)["verdict"] == "fail"
-    assert claim("C", "s", None, None)["verdict"] == "not-run"

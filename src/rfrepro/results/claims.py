@@ -164,6 +164,34 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
     return out
 
 
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (NaN with fewer than 2 distinct x)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    x, y = x[keep], y[keep]
+    if np.unique(x).size < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def judge_log_ratio(cid: str, per_seed_log: pd.Series, *, paper_text: str, statistic: str, threshold: float,
+                    threshold_why: str, reason: str = "", measured=None, side: str = "less") -> dict:
+    """Judge a ratio claim on the log scale: t interval of the mean log ratio over seeds, exponentiated.
+
+    Ratios of errors or times are skewed; their logs are closer to normal and
+    a ratio and its inverse get symmetric intervals. ``estimate`` is the
+    geometric mean of the per-seed ratios.
+    """
+    est, lo, hi, n = mean_interval(per_seed_log.to_numpy(dtype=float))
+    if n == 0:
+        return not_run(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
+                       threshold_why=threshold_why, reason=reason or "no finished runs for this claim")
+    return judge(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
+                 threshold_why=threshold_why, estimate=math.exp(est), ci=(math.exp(lo), math.exp(hi)),
+                 n_seeds=n, interval="95% t interval of the mean log ratio over seeds, exponentiated",
+                 reason=reason, measured=measured)
+
+
 def not_run(cid: str, *, paper_text: str, statistic: str, reason: str, threshold: float | None = None,
             side: str | None = None, threshold_why: str = "") -> dict:
     """A claim that could not be judged (data unavailable, runs missing): say why."""
@@ -189,9 +217,3 @@ def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
             raise ValueError(f"{where}: claim {c['id']!r} has verdict {c['verdict']!r}; valid: {VERDICTS}")
     return claims
 
-
-def claim(cid: str, statement: str, measured, passed: bool | None, note: str = "") -> dict:
-    """Deprecated pass/fail form, kept until every study uses :func:`judge`."""
-    verdict_ = NOT_RUN if passed is None else (PASS if passed else FAIL)
-    return {"id": cid, "statement": statement, "paper_text": statement, "measured": measured,
-            "verdict": verdict_, "note": note, "reason": note}

@@ -1,0 +1,88 @@
+"""Claims as statistical tests: intervals cover on synthetic nulls, verdicts follow the rule."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfrepro.results.claims import (
+    CLAIM_KEYS,
+    check_claims,
+    judge,
+    judge_log_ratio,
+    loglog_slope,
+    mean_interval,
+    not_run,
+    paired_values,
+    verdict,
+)
+
+KW = {"paper_text": '"A beats B" (p. 1)', "statistic": "A - B per seed", "threshold_why": "any gain"}
+
+
+@pytest.mark.parametrize("method, n, reps, band", [("t", 10, 2000, (0.935, 0.965)),
+                                                   ("bootstrap", 20, 300, (0.88, 0.98))])
+def test_intervals_cover_the_true_mean(method, n, reps, band):
+    rng = np.random.RandomState(0)
+    hits = 0
+    for _ in range(reps):
+        x = rng.normal(1.5, 2.0, n) if method == "t" else rng.exponential(1.5, n)
+        _, lo, hi, _ = mean_interval(x, method=method)
+        hits += lo <= 1.5 <= hi
+    assert band[0] <= hits / reps <= band[1]
+
+
+def test_a_true_claim_passes_a_false_one_fails_noise_is_inconclusive():
+    rng = np.random.RandomState(1)
+    assert judge("C", values=rng.normal(0.05, 0.01, 10), threshold=0.0, side="greater", **KW)["verdict"] == "pass"
+    assert judge("C", values=rng.normal(-0.05, 0.01, 10), threshold=0.0, side="greater", **KW)["verdict"] == "fail"
+    assert judge("C", values=rng.normal(0.0, 0.05, 10), threshold=0.0, side="greater",
+                 **KW)["verdict"] == "inconclusive"
+    # "less" mirrors "greater"
+    assert judge("C", values=rng.normal(-0.05, 0.01, 10), threshold=0.0, side="less", **KW)["verdict"] == "pass"
+
+
+def test_null_claims_rarely_pass():
+    # the statistic sits exactly on the threshold: a 95% two-sided interval passes about 2.5% of the time
+    rng = np.random.RandomState(2)
+    passes = sum(judge("C", values=rng.normal(0, 1, 10), threshold=0.0, side="greater", **KW)["verdict"] == "pass"
+                 for _ in range(2000))
+    assert 0.01 <= passes / 2000 <= 0.04
+
+
+def test_band_claims_and_too_few_seeds():
+    assert verdict(-0.55, -0.45, (-0.6, -0.4), "within") == "pass"
+    assert verdict(-0.3, -0.2, (-0.6, -0.4), "within") == "fail"
+    assert verdict(-0.5, -0.3, (-0.6, -0.4), "within") == "inconclusive"
+    c = judge("C", values=[0.1, 0.1], threshold=0.0, side="greater", **KW)
+    assert c["verdict"] == "inconclusive" and "2 seed" in c["reason"]  # two equal seeds prove nothing
+    assert judge("C", values=[], threshold=0.0, side="greater", **KW)["verdict"] == "not-run"
+
+
+def test_paired_values_match_seeds_and_drop_the_unmatched():
+    t = pd.DataFrame({"arm": ["a", "a", "a", "b", "b"], "seed": [0, 1, 2, 0, 1], "acc": [0.9, 0.8, 0.7, 0.5, 0.6]})
+    d = paired_values(t, arm_col="arm", a="a", b="b", value="acc")
+    assert d.to_dict() == pytest.approx({0: 0.4, 1: 0.2})
+    r = paired_values(t, arm_col="arm", a="a", b="b", value="acc", op="ratio")
+    assert r.loc[0] == pytest.approx(1.8)
+
+
+def test_log_ratio_claims_and_slopes():
+    rng = np.random.RandomState(3)
+    logs = pd.Series(np.log(0.5) + rng.normal(0, 0.05, 10))
+    c = judge_log_ratio("R", logs, threshold=0.707, side="less", **KW)
+    assert c["verdict"] == "pass" and c["estimate"] == pytest.approx(0.5, rel=0.05)
+    assert c["ci_low"] < c["estimate"] < c["ci_high"]
+    x = np.array([10, 100, 1000.0])
+    assert loglog_slope(x, 3 * x**-0.5) == pytest.approx(-0.5)
+    assert math.isnan(loglog_slope([5, 5], [1, 2]))
+
+
+def test_every_claim_has_the_contract_keys():
+    claims = [judge("C1", values=[1, 2, 3], threshold=0, side="greater", **KW),
+              not_run("C2", paper_text="x", statistic="y", reason="data unavailable")]
+    assert check_claims(claims) == claims
+    assert all(set(CLAIM_KEYS) <= set(c) for c in claims)
+    with pytest.raises(ValueError, match="duplicate claim ids"):
+        check_claims(claims + claims[:1])
