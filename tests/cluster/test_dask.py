@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 import signal
 import time
@@ -13,6 +12,7 @@ from distributed import Client, KilledWorker, LocalCluster
 
 from rfrepro import distributed as rdist
 from rfrepro.distributed import dask_map, threads_per_task
+from rfrepro.runner.sweep import run_sweep
 
 
 def square(item):
@@ -122,19 +122,10 @@ def test_killed_worker_loses_no_item(dask_procs):
     assert all(res is not None for res, _ in seen.values())
 
 
-def _run_sweep():
-    from rfrepro.runner.sweep import run_sweep
-
-    return run_sweep
-
-
 @pytest.mark.slow
-@pytest.mark.skipif("scheduler" not in inspect.signature(_run_sweep()).parameters,
-                    reason="run_sweep has no `scheduler` parameter yet (issue 14 wiring)")
 def test_sun_smoke_on_dask_equals_local(dask_procs, tmp_path):
     from rfrepro.results.store import FINISHED, RecordStore
 
-    run_sweep = _run_sweep()
     name = "sun2018/fig1"
     local, remote = tmp_path / "local", tmp_path / "remote"
     loc = run_sweep(name, smoke=True, jobs=1, extra=[f"paths.results={local}"], progress=False)
@@ -171,15 +162,12 @@ def test_slurm_config_makes_a_job_script(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif("scheduler" not in inspect.signature(_run_sweep()).parameters,
-                    reason="run_sweep has no `scheduler` parameter yet (issue 14 wiring)")
 def test_sun_smoke_survives_a_killed_worker(dask_procs, tmp_path):
     """A worker SIGKILLed mid-sweep: every run still ends finished, or failed with its cause."""
     import threading
 
     from rfrepro.results.store import FAILED, FINISHED, RecordStore
 
-    run_sweep = _run_sweep()
     with Client(dask_procs.address, set_as_default=False) as client:
         victim = next(iter(client.run(os.getpid).values()))
     out: dict = {}

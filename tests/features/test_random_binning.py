@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rfrepro.features import RandomBinning
 from rfrepro.kernels import laplacian_kernel
@@ -109,3 +110,53 @@ def test_end_to_end_under_a_memory_ceiling_a_dense_Z_would_break():
     assert dense_bytes > 20 * ceiling
     assert mem.rss_peak - mem.rss_start < ceiling
     assert np.linalg.norm(pred - y[:1000]) / np.linalg.norm(y[:1000]) < 0.2
+
+
+def _reference_columns(rb, X_train, X_new):
+    """Columns of X_new's bins by brute force: per grid, the distinct bin tuples of X_train in
+    order of first appearance (np.unique), -1 where X_new's tuple is not among them."""
+    cols = []
+    for r in range(rb.n_components):
+        def tuples(A, r=r):
+            return np.floor((A - rb.offsets_[r]) * (1.0 / rb.widths_[r])).astype(np.int64)
+        train, first = np.unique(tuples(X_train), axis=0, return_index=True)
+        train = train[np.argsort(first)]  # order of first appearance
+        index = {tuple(t): c for c, t in enumerate(train)}
+        cols.append([rb.grid_starts_[r] + index[tuple(t)] if tuple(t) in index else -1 for t in tuples(X_new)])
+    return np.array(cols).T
+
+
+@pytest.mark.parametrize(("d", "sigma", "exact_keys"), [(3, 0.3, True), (120, 0.02, False)])
+def test_columns_equal_a_brute_force_numbering_of_the_bin_tuples(d, sigma, exact_keys):
+    # small boxes get exact mixed-radix keys, large ones (> 2^64 cells) random odd multipliers:
+    # both must number the bins exactly as distinct tuples in order of first appearance
+    rng = np.random.RandomState(0)
+    X = rng.rand(400, d)
+    rb = RandomBinning(n_components=6, sigma=sigma, random_state=0)
+    Z = rb.fit_transform(X)
+    assert np.all((np.log2(rb.bin_span_).sum(axis=1) < 63) == exact_keys)
+    assert np.array_equal(Z.indices.reshape(400, 6), _reference_columns(rb, X, X))
+    # new rows: half repeat training rows, half move by 1.3 sigma along one axis, into other
+    # bins or beyond the training range (where an unchecked mixed-radix key could wrap)
+    step = np.zeros((50, d))
+    step[np.arange(50), rng.randint(d, size=50)] = rng.choice([-1.3, 1.3], size=50) * sigma
+    new = np.vstack([X[:50], X[50:100] + step])
+    ref = _reference_columns(rb, X, new)
+    T = rb.transform(new)
+    assert np.array_equal(T.getnnz(axis=1), (ref >= 0).sum(axis=1))
+    assert np.array_equal(T.indices, ref[ref >= 0])
+    assert 0 < (ref[50:] >= 0).mean() < 1
+
+
+def test_exact_keys_never_alias_a_point_outside_the_training_box():
+    # 2 x 2 training bins in each grid: the point one bin beyond the top in dimension 0 and one
+    # below the bottom in dimension 1 has mixed-radix key s_0 - s_0 = 0, the key of the lowest bin
+    X = np.array([[0.0, 0.0], [0.9, 0.9], [0.0, 0.9], [0.9, 0.0]])
+    rb = RandomBinning(n_components=200, sigma=0.3, random_state=0).fit(X)
+    far = X[[0]] + np.array([[1.0, -1.0]]) * rb.widths_.max() * 2
+    assert rb.transform(far).nnz == 0
+
+
+@parametrize_with_checks([RandomBinning(n_components=8, random_state=0)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)

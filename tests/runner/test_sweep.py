@@ -99,3 +99,35 @@ def test_cached_composition_equals_hydra_compose(study):
         fast, slow = compose_cached(job.overrides), compose(job.overrides)
         assert OmegaConf.to_container(fast, resolve=True) == OmegaConf.to_container(slow, resolve=True)
         assert identify(fast)[0] == identify(slow)[0]
+
+
+@pytest.mark.parametrize("study", ["wu2016/fig6", "chen2015/table1", "hamid2014/fig7"])
+def test_timing_studies_run_one_at_a_time_with_their_own_threads(study, monkeypatch):
+    from rfrepro.runner.sweep import max_jobs, plan
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert max_jobs(study) == 1
+    set_by_study = sweep_mod._sweep_spec(study, True, ())["threads"]
+    p = plan(study, smoke=True, jobs=2)[0]
+    # a study that fixes its threads keeps them whatever --jobs says; else one job gets every core
+    assert p.cfg.threads == (set_by_study if set_by_study is not None else threads_for(2))
+    assert p.user_threads == (set_by_study is not None)
+
+
+def test_max_jobs_lowers_jobs_with_a_note(results_root, monkeypatch, capsys):
+    def no_pool(*args, **kw):
+        raise AssertionError("a max_jobs=1 study went to the process pool")
+
+    monkeypatch.setattr(sweep_mod, "_run_pool", no_pool)
+    extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300", "++sweep.max_jobs=1"]
+    res = run_sweep("sun2018/fig1", smoke=True, jobs=2, extra=extra, progress=False)
+    assert [r["status"] for r in res] == ["ok"] * N_SMOKE
+    assert "1 run(s) at a time, not 2 (sweep.max_jobs" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["0", "true", "1.5"])
+def test_invalid_max_jobs_is_bad_input(bad):
+    from rfrepro.runner.sweep import max_jobs
+
+    with pytest.raises(ValueError, match="sweep.max_jobs must be an integer >= 1"):
+        max_jobs("sun2018/fig1", extra=[f"++sweep.max_jobs={bad}"])

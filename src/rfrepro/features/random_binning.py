@@ -10,103 +10,166 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfrepro.features._base import FeatureMap, check_positive_int
 
-# Bin tuples are hashed to 64 bits and looked up in per-grid open-addressing
+# Bin tuples get 64-bit keys and are numbered in per-grid open-addressing
 # tables compiled with numba: no library builds an integer-tuple vocabulary in
 # O(n) without sorting (np.unique over rows sorts n x d tuples per grid, which
 # is what made a plain numpy version ~4x slower than building the CSR itself).
-# The hash is two independent linear forms sum_j b_j K_j mod 2^64 with random
-# odd multipliers K (independent products pipeline, unlike a sequential mixing
-# chain), then mixed: two distinct bin tuples of a grid collide with
-# probability below 2^-88 per pair for the |b_j| < 2^20 that occur; a collision
-# would merge two bins of one grid.
+#
+# The key of a tuple b in grid r is the linear form sum_j (b_j - l_j) M_j mod
+# 2^64, where l_j .. l_j + s_j - 1 is the range of b_j over the training rows
+# (from the column minimum and maximum: floor((x - u) / delta) is monotone in x).
+# When the box has fewer than 2^64 cells (prod_j s_j), M_j is the mixed-radix
+# stride prod_{k<j} s_k: the key is exact and two bins never share it.
+# Otherwise the M_j are random odd 64-bit words drawn from random_state, and
+# two distinct training tuples share a key with probability at most
+# (S - 1) / 2^63, S = max_j s_j: if 2^v is the largest power of two dividing
+# every difference b_j - b'_j, and j one where it divides exactly, the equation
+# in M_j = 2t + 1 holds for 2^v of the 2^63 values of t, and 2^v <= |b_j - b'_j|
+# <= S - 1. (For 10^5 bins in a grid and S <= 1024 that is < 10^-6 per grid by
+# the union bound.) A collision would merge two bins of one grid. A new point
+# with any b_j outside the training range is in no training bin; transform
+# checks that before the lookup (an exact key would otherwise wrap onto another
+# bin's). Keys are computed with rows innermost over a (d, n) copy of X, so
+# the loop vectorises; the per-grid numbering that follows is a sequential
+# pass over the keys.
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: grids hashed per call of the fitting kernel (bounds its scratch memory to a few x n words)
 _GRID_BATCH = 16
+#: bytes of X per block of rows in the key computation: a block stays in L2 while a batch of grids is keyed
+#: (long enough rows that the per-grid, per-dimension loop overhead is amortised; 256 KiB measured best)
+_BLOCK_BYTES = 1 << 18
 
 
-def _multipliers(d: int) -> np.ndarray:
-    """Fixed random odd 64-bit multipliers, two per input dimension (data and seed independent)."""
-    words = np.random.RandomState(20160813).randint(0, 2**62, size=(2, d), dtype=np.int64).astype(np.uint64)
-    return (words << np.uint64(2)) | np.uint64(1)
+@numba.njit(cache=True)
+def _index_box(x_min, x_max, inv_width, offset):
+    """(l, s): the lowest bin index and the number of bin indices of the training rows, per grid and dimension."""
+    R, d = inv_width.shape
+    low = np.empty((R, d), dtype=np.int64)
+    span = np.empty((R, d), dtype=np.int64)
+    for r in range(R):
+        for j in range(d):
+            lo = np.int64(np.floor((np.float64(x_min[j]) - offset[r, j]) * inv_width[r, j]))
+            hi = np.int64(np.floor((np.float64(x_max[j]) - offset[r, j]) * inv_width[r, j]))
+            low[r, j] = lo
+            span[r, j] = hi - lo + 1
+    return low, span
 
 
-@numba.njit(cache=True, inline="always")
-def _splitmix(h):
-    h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
-
-
-@numba.njit(cache=True, inline="always")
-def _bin_hash(X, i, inv_width, offset, r, mult):
-    """64-bit hash of the bin tuple floor((x_ij - u_rj) / delta_rj), j = 1..d, of row i in grid r."""
-    a = np.uint64(r) * _GOLDEN
-    b = np.uint64(0)
-    for j in range(X.shape[1]):
-        k = np.uint64(np.int64(np.floor((np.float64(X[i, j]) - offset[r, j]) * inv_width[r, j])))
-        a += k * mult[0, j]
-        b += k * mult[1, j]
-    return _splitmix(a ^ _splitmix(b))
-
-
-@numba.njit(cache=True, inline="always")
-def _table_size(n_keys):
-    cap = 16
-    while cap < 2 * n_keys:
-        cap *= 2
-    return cap
+def _key_multipliers(span: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+    """M of the module comment: mixed-radix strides where the box has < 2^64 cells, else random odd words."""
+    R, d = span.shape
+    mult = rng.randint(0, 2**63, size=(R, d), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    exact = np.log2(span.astype(np.float64)).sum(axis=1) < 63.5  # margin for the rounding of the sum
+    strides = np.ones((R, d), dtype=np.uint64)
+    strides[:, 1:] = np.cumprod(span[:, :-1].astype(np.uint64), axis=1)  # wraps only where not exact
+    mult[exact] = strides[exact]
+    return mult
 
 
 @numba.njit(cache=True, inline="always")
-def _find_or_insert(table, mask, h, new_id):
-    """Open addressing, key and value side by side (one cache line per probe); returns (id, inserted)."""
-    slot = np.int64(h & mask)
-    while True:
-        v = table[2 * slot + 1]
-        if v < 0:
-            if new_id >= 0:
-                table[2 * slot] = np.int64(h)
-                table[2 * slot + 1] = new_id
-            return v, True
-        if np.uint64(table[2 * slot]) == h:
-            return v, False
-        slot = (slot + 1) & np.int64(mask)
+def _block_rows(d, itemsize):
+    return max(64, _BLOCK_BYTES // (8 * d * itemsize) * 8)
 
 
 @numba.njit(parallel=True, cache=True)
-def _fit_bins(X, inv_width, offset, mult, r0, ids, keys, counts, kappas):
-    """Bins of grids r0 .. r0 + len(keys) - 1, numbered per grid in order of first appearance.
+def _grid_keys(XT, inv_width, offset, low, mult, r0, keys):
+    """``keys[b, i]``: the key of row i in grid r0 + b.
 
-    Writes ``ids[r - r0, i]`` (local bin id; grid-major so each thread
-    writes contiguously), ``keys[r - r0, :counts[r]]`` (each
-    bin's hash), ``counts[r]`` (non-empty bins) and ``kappas[r]`` = n / (rows
-    of the fullest bin), the paper's kappa_delta.
+    Rows are split across threads in blocks that stay in L2 while every grid
+    of the batch is computed from them, so X is read from memory once per
+    batch; within a block the rows are innermost and the loop vectorises.
     """
-    n = X.shape[0]
+    d, n = XT.shape
+    rows = _block_rows(d, XT.itemsize)
+    for c in numba.prange((n + rows - 1) // rows):
+        i0 = c * rows
+        m = min(rows, n - i0)
+        for b in range(keys.shape[0]):
+            r = r0 + b
+            out = keys[b, i0: i0 + m]
+            out[:] = 0
+            for j in range(XT.shape[0]):
+                x = XT[j, i0: i0 + m]
+                u, w, lo, M = offset[r, j], inv_width[r, j], low[r, j], mult[r, j]
+                for t in range(m):
+                    out[t] += np.uint64(np.int64(np.floor((np.float64(x[t]) - u) * w)) - lo) * M
+
+
+@numba.njit(parallel=True, cache=True)
+def _grid_outside(XT, inv_width, offset, low, span, r0, outside):
+    """``outside[b, i]``: row i has a bin index of grid r0 + b beyond the training range, so no training bin."""
+    d, n = XT.shape
+    rows = _block_rows(d, XT.itemsize)
+    for c in numba.prange((n + rows - 1) // rows):
+        i0 = c * rows
+        m = min(rows, n - i0)
+        for b in range(outside.shape[0]):
+            r = r0 + b
+            out = outside[b, i0: i0 + m]
+            out[:] = False
+            for j in range(XT.shape[0]):
+                x = XT[j, i0: i0 + m]
+                u, w, lo, s = offset[r, j], inv_width[r, j], low[r, j], np.uint64(span[r, j])
+                for t in range(m):
+                    out[t] |= np.uint64(np.int64(np.floor((np.float64(x[t]) - u) * w)) - lo) >= s
+
+
+@numba.njit(cache=True, inline="always")
+def _slot(key, shift):
+    """Table slot of a key: the top bits of a multiplicative mix (the low bits of an exact key are not spread)."""
+    return np.int64(((key ^ (key >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)) >> np.uint64(shift))
+
+
+@numba.njit(cache=True, inline="always")
+def _probe(table, mask, slot, keys, key):
+    """Linear probing: the slot holding ``key`` (table values index ``keys``) or the empty slot where it goes."""
+    while True:
+        v = table[slot]
+        if v < 0 or keys[v] == key:
+            return slot
+        slot = (slot + 1) & mask
+
+
+@numba.njit(cache=True, inline="always")
+def _table_bits(n_keys):
+    bits = 4
+    while (1 << bits) < 2 * n_keys:
+        bits += 1
+    return bits
+
+
+@numba.njit(parallel=True, cache=True)
+def _number_bins(keys, r0, ids, counts, kappas):
+    """Number the bins of each grid r0 + b in order of first appearance, from the row keys ``keys[b]``.
+
+    Writes ``ids[b, i]`` (local bin id; grid-major so each thread writes
+    contiguously) and compacts ``keys[b]`` in place to ``keys[b, :counts[r]]``
+    (each bin's key; the write position never passes the read position),
+    ``counts[r]`` (non-empty bins) and ``kappas[r]`` = n / (rows of the
+    fullest bin), the paper's kappa_delta. The table holds 32-bit bin ids and
+    compares keys in the compacted list, so it is a quarter of a (key, id) table.
+    """
+    n = keys.shape[1]
+    bits = _table_bits(n)
+    mask = (1 << bits) - 1
     for b in numba.prange(keys.shape[0]):
-        r = r0 + b
-        cap = _table_size(n)
-        mask = np.uint64(cap - 1)
-        table = np.full(2 * cap, -1, dtype=np.int64)
+        table = np.full(1 << bits, -1, dtype=np.int32)
         occupancy = np.zeros(n, dtype=np.int32)
-        # all hashes first, then all inserts: the table probes are then independent
-        # loads the CPU can overlap (memory-level parallelism), not each behind a hash
-        hashes = np.empty(n, dtype=np.uint64)
-        for i in range(n):
-            hashes[i] = _bin_hash(X, i, inv_width, offset, r, mult)
+        grid_keys = keys[b]
         cnt = 0
         for i in range(n):
-            h = hashes[i]
-            v, new = _find_or_insert(table, mask, h, cnt)
-            if new:
+            key = grid_keys[i]
+            slot = _probe(table, mask, _slot(key, 64 - bits), grid_keys, key)
+            v = table[slot]
+            if v < 0:
                 v = cnt
-                keys[b, cnt] = h
+                table[slot] = cnt
+                grid_keys[cnt] = key
                 cnt += 1
             ids[b, i] = v
             occupancy[v] += 1
-        counts[r] = cnt
-        kappas[r] = n / occupancy[:cnt].max()
+        counts[r0 + b] = cnt
+        kappas[r0 + b] = n / occupancy[:cnt].max()
 
 
 @numba.njit(parallel=True, cache=True)
@@ -121,23 +184,39 @@ def _scatter_columns(block, out, r0, offsets):
 
 
 @numba.njit(parallel=True, cache=True)
-def _lookup_bins(X, inv_width, offset, mult, keys, starts, r0, ids):
-    """Global column ``ids[r - r0, i]`` of row i in grid r among the training bins, -1 if never seen."""
-    n = X.shape[0]
+def _gather_keys(block, counts, starts, out):
+    """out[starts[b]: starts[b] + counts[b]] = block[b, :counts[b]], grids split across threads."""
+    for b in numba.prange(block.shape[0]):
+        out[starts[b]: starts[b] + counts[b]] = block[b, : counts[b]]
+
+
+@numba.njit(parallel=True, cache=True)
+def _fill(out, value):
+    """out[:] = value with the (first-touch, page-faulting) writes split across threads."""
+    n = len(out)
+    step = 1 << 16
+    for c in numba.prange((n + step - 1) // step):
+        out[c * step: min(n, (c + 1) * step)] = value
+
+
+@numba.njit(parallel=True, cache=True)
+def _lookup_bins(row_keys, outside, bin_keys, starts, r0, ids):
+    """Global column ``ids[b, i]`` of row i in grid r0 + b among the training bins, -1 if never seen."""
+    n = row_keys.shape[1]
     for b in numba.prange(ids.shape[0]):
-        r = r0 + b
-        lo, hi = starts[r], starts[r + 1]
-        cap = _table_size(hi - lo)
-        mask = np.uint64(cap - 1)
-        table = np.full(2 * cap, -1, dtype=np.int64)
-        for c in range(lo, hi):
-            _find_or_insert(table, mask, keys[c], c)
-        hashes = np.empty(n, dtype=np.uint64)
+        lo = starts[r0 + b]
+        grid_keys = bin_keys[lo: starts[r0 + b + 1]]
+        bits = _table_bits(len(grid_keys))
+        mask = (1 << bits) - 1
+        table = np.full(1 << bits, -1, dtype=np.int32)
+        for c in range(len(grid_keys)):
+            table[_probe(table, mask, _slot(grid_keys[c], 64 - bits), grid_keys, grid_keys[c])] = c
         for i in range(n):
-            hashes[i] = _bin_hash(X, i, inv_width, offset, r, mult)
-        for i in range(n):
-            v, new = _find_or_insert(table, mask, hashes[i], -1)
-            ids[b, i] = v
+            v = -1
+            if not outside[b, i]:
+                key = row_keys[b, i]
+                v = table[_probe(table, mask, _slot(key, 64 - bits), grid_keys, key)]
+            ids[b, i] = v + lo if v >= 0 else -1
 
 
 class RandomBinning(FeatureMap):
@@ -174,8 +253,16 @@ class RandomBinning(FeatureMap):
         Bin widths delta_rj.
     offsets_ : ndarray of shape (n_components, n_features_in_)
         Bin offsets u_rj.
+    bin_low_ : ndarray of shape (n_components, n_features_in_), int64
+        The lowest bin index floor((x_j - u_rj) / delta_rj) over the training rows.
+    bin_span_ : ndarray of shape (n_components, n_features_in_), int64
+        The number of bin indices from ``bin_low_`` to the highest over the training rows.
+    bin_multipliers_ : ndarray of shape (n_components, n_features_in_), uint64
+        The key of a bin tuple b is sum_j (b_j - bin_low_[r, j]) bin_multipliers_[r, j]
+        mod 2^64: mixed-radix strides (exact) where a grid's index box has
+        fewer than 2^64 cells, random odd words (hashing) elsewhere.
     bin_keys_ : ndarray of shape (n_features_out_,), uint64
-        The 64-bit hash of each column's bin tuple.
+        The 64-bit key of each column's bin tuple.
     grid_starts_ : ndarray of shape (n_components + 1,)
         The columns of grid r are ``grid_starts_[r]:grid_starts_[r + 1]``.
     n_features_out_ : int
@@ -234,6 +321,9 @@ class RandomBinning(FeatureMap):
         self.widths_ = rng.gamma(shape=2.0, scale=self.sigma_, size=(R, d))
         self.offsets_ = rng.uniform(0.0, 1.0, size=(R, d)) * self.widths_
         inv_width = 1.0 / self.widths_
+        XT = np.ascontiguousarray(X.T)
+        self.bin_low_, self.bin_span_ = _index_box(XT.min(axis=1), XT.max(axis=1), inv_width, self.offsets_)
+        self.bin_multipliers_ = _key_multipliers(self.bin_span_, rng)
         ids = np.empty((n, R), dtype=np.int64 if n * R >= 2**31 else np.int32)
         counts = np.empty(R, dtype=np.int64)
         kappas = np.empty(R, dtype=np.float64)
@@ -245,11 +335,10 @@ class RandomBinning(FeatureMap):
         starts = np.zeros(R + 1, dtype=np.int64)
         for r0 in range(0, R, B):
             b = min(B, R - r0)
-            _fit_bins(X, inv_width, self.offsets_, _multipliers(d), r0, scratch_ids[:b], scratch_keys[:b],
-                      counts, kappas)
-            for k in range(b):
-                starts[r0 + k + 1] = starts[r0 + k] + counts[r0 + k]
-                keys[starts[r0 + k]: starts[r0 + k + 1]] = scratch_keys[k, : counts[r0 + k]]
+            _grid_keys(XT, inv_width, self.offsets_, self.bin_low_, self.bin_multipliers_, r0, scratch_keys[:b])
+            _number_bins(scratch_keys[:b], r0, scratch_ids[:b], counts, kappas)
+            starts[r0 + 1: r0 + b + 1] = starts[r0] + np.cumsum(counts[r0: r0 + b])
+            _gather_keys(scratch_keys[:b], counts[r0: r0 + b], starts[r0: r0 + b], keys)
             _scatter_columns(scratch_ids[:b], ids, r0, starts[r0: r0 + b].astype(ids.dtype))
         self.grid_starts_ = starts
         D = int(starts[-1])
@@ -259,19 +348,26 @@ class RandomBinning(FeatureMap):
         self.kappa_ = float(kappas.mean())
         # every training row has one bin per grid: the CSR structure is known in advance
         indptr = np.arange(0, n * R + 1, R, dtype=ids.dtype)
-        data = np.full(n * R, 1.0 / np.sqrt(R), dtype=X.dtype)
+        data = np.empty(n * R, dtype=X.dtype)  # numpy's allocator, which asks for huge pages
+        _fill(data, 1.0 / np.sqrt(R))
         return sp.csr_matrix((data, ids.ravel(), indptr), shape=(n, self.n_features_out_))
 
     def transform(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         n, R = X.shape[0], self.widths_.shape[0]
+        XT = np.ascontiguousarray(X.T)
         ids = np.empty((n, R), dtype=np.int64)
         B = min(R, _GRID_BATCH)
         scratch = np.empty((B, n), dtype=np.int64)
+        row_keys = np.empty((B, n), dtype=np.uint64)
+        outside = np.empty((B, n), dtype=np.bool_)
+        inv_width = 1.0 / self.widths_
         for r0 in range(0, R, B):
             b = min(B, R - r0)
-            _lookup_bins(X, 1.0 / self.widths_, self.offsets_, _multipliers(X.shape[1]), self.bin_keys_, self.grid_starts_, r0, scratch[:b])
+            _grid_keys(XT, inv_width, self.offsets_, self.bin_low_, self.bin_multipliers_, r0, row_keys[:b])
+            _grid_outside(XT, inv_width, self.offsets_, self.bin_low_, self.bin_span_, r0, outside[:b])
+            _lookup_bins(row_keys[:b], outside[:b], self.bin_keys_, self.grid_starts_, r0, scratch[:b])
             ids[:, r0 : r0 + b] = scratch[:b].T
         seen = ids >= 0
         indptr = np.concatenate([[0], np.cumsum(seen.sum(axis=1))])

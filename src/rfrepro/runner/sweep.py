@@ -7,15 +7,21 @@ An experiment config (``conf/experiment/<paper>/<item>.yaml``) declares::
       arms:
         ksvm: {overrides: [method=exact, model=kernel_svm]}
         rfsvm_unif: {overrides: [method=rff_unif], grid: {method.n_components: [1]}}
-    smoke:                                               # replaces grid values, adds overrides
+      max_jobs: 1                                        # optional: runs at most this many at once
+    smoke_sweep:                                         # replaces grid values, adds overrides
       grid: {seed: [0]}
       overrides: [dataset.n_test=2000]
 
 Each point of the grid becomes one run (one composed config, one record).
+``max_jobs`` is for studies whose result is a wall time (a speedup against
+threads, a time-complexity slope): their runs must not share cores, so a
+``--jobs`` above it is lowered, with a note, rather than trusted.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -80,14 +86,30 @@ def check_experiment(name: str) -> None:
         raise ValueError(f"unknown experiment {name!r}; valid experiments: {', '.join(valid)}")
 
 
+@functools.lru_cache(maxsize=16)
+def _sweep_spec(name: str, smoke: bool, extra: tuple[str, ...]) -> dict:
+    check_experiment(name)
+    cfg = compose([f"experiment={name}", f"smoke={_fmt(smoke)}", *extra])
+    return {"sweep": OmegaConf.to_container(cfg.get("sweep") or {}, resolve=False),
+            "smoke_sweep": OmegaConf.to_container(cfg.get("smoke_sweep") or {}, resolve=False),
+            "threads": cfg.get("threads")}
+
+
+def max_jobs(name: str, *, smoke: bool = False, extra: list[str] | None = None) -> int | None:
+    """The study's ``sweep.max_jobs`` (runs at once that its timings allow), None when unlimited."""
+    value = _sweep_spec(name, smoke, tuple(extra or ()))["sweep"].get("max_jobs")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{name}: sweep.max_jobs must be an integer >= 1, got {value!r}")
+    return value
+
+
 def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) -> list[Job]:
     """The runs of experiment ``name`` as override lists (deterministic order)."""
-    check_experiment(name)
     extra = list(extra or [])
     head = [f"experiment={name}", f"smoke={_fmt(smoke)}"]
-    cfg = compose(head + extra)
-    sweep = OmegaConf.to_container(cfg.get("sweep") or {}, resolve=False)
-    smoke_cfg = OmegaConf.to_container(cfg.get("smoke_sweep") or {}, resolve=False) if smoke else {}
+    spec = copy.deepcopy(_sweep_spec(name, smoke, tuple(extra)))
+    sweep = spec["sweep"]
+    smoke_cfg = spec["smoke_sweep"] if smoke else {}
     smoke_grid = smoke_cfg.get("grid") or {}
     head += list(smoke_cfg.get("overrides") or [])
     arms = sweep.get("arms") or {"default": {}}
@@ -147,7 +169,7 @@ class Planned:
     cfg: object = None                 # the composed DictConfig (None when composing failed)
     ident: tuple | None = None         # (run_id, compute_id, data fingerprint, unavailability)
     error: str | None = None           # why the config could not be composed
-    user_threads: bool = False         # the user set threads= (it wins everywhere)
+    user_threads: bool = False         # threads= set by the user or the experiment (it wins everywhere)
 
     @property
     def run_id(self) -> str | None:
@@ -160,13 +182,15 @@ def plan(name: str, *, smoke: bool = False, extra: list[str] | None = None, jobs
 
     The run ids of a plan are the study's own runs: its outputs are drawn from
     exactly these records. ``threads`` is set to cores / ``jobs`` unless the
-    overrides set it.
+    overrides or the experiment set it.
     """
     from rfrepro.runner.run import identify
 
     extra = list(extra or [])
     user_threads = any(o.split("=", 1)[0] == "threads" for o in extra)
-    tail = ([] if user_threads else [f"threads={threads_for(jobs)}"]) + [f"force={_fmt(force)}"]
+    # an experiment that sets threads (a timing study) keeps them, as a user's threads= does
+    fixed = user_threads or _sweep_spec(name, smoke, tuple(extra))["threads"] is not None
+    tail = ([] if fixed else [f"threads={threads_for(jobs)}"]) + [f"force={_fmt(force)}"]
     out = []
     for job in expand(name, smoke=smoke, extra=extra):
         try:
@@ -177,7 +201,7 @@ def plan(name: str, *, smoke: bool = False, extra: list[str] | None = None, jobs
         except Exception as exc:  # noqa: BLE001 - bad input: one clear line, nothing runs
             point = " ".join(o for o in job.overrides if not o.startswith(("experiment=", "smoke=")))
             raise ValueError(f"{str(exc).splitlines()[0]} (in the run {point})") from None
-        out.append(Planned(job, cfg, identify(cfg), user_threads=user_threads))
+        out.append(Planned(job, cfg, identify(cfg), user_threads=fixed))
     return out
 
 
@@ -299,8 +323,18 @@ def run_sweep(
     dict per run (``status``: ok / failed / unavailable / busy; ``_skipped``
     for runs finished before).
     """
+    import sys
+
     from rfrepro.results.store import RecordStore
 
+    limit = max_jobs(name, smoke=smoke, extra=extra)
+    if limit is not None and scheduler:
+        print(f"{name}: its runs are timed (sweep.max_jobs={limit}); on a cluster they share hosts with "
+              f"other tasks, so read its timings with care", file=sys.stderr)
+    elif limit is not None and jobs > limit:
+        print(f"{name}: {limit} run(s) at a time, not {jobs} (sweep.max_jobs: its runs are timed and "
+              f"must not share cores)", file=sys.stderr)
+        jobs = limit
     planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force)
     results: list[dict] = []
     todo = []
