@@ -10,6 +10,7 @@ from rfrepro.results.claims import (
     CLAIM_KEYS,
     check_claims,
     judge,
+    judge_every,
     judge_log_ratio,
     loglog_slope,
     mean_interval,
@@ -86,3 +87,41 @@ def test_every_claim_has_the_contract_keys():
     assert all(set(CLAIM_KEYS) <= set(c) for c in claims)
     with pytest.raises(ValueError, match="duplicate claim ids"):
         check_claims(claims + claims[:1])
+
+
+def _every(rng, means, n=10, **kw):
+    cells = {f"cell{i}": rng.normal(m, 1.0, n) for i, m in enumerate(means)}
+    return judge_every("C", cells, threshold=0.0, side="less", **{**KW, **kw})
+
+
+def test_every_cell_claims_control_both_errors():
+    rng = np.random.RandomState(3)
+    reps = 600
+    # true in every one of 8 cells, by 0.4 sd each: the per-seed worst cell has a positive mean
+    # (E max of 8 normals ~ +1.4 sd), so an interval of it "fails" this true claim; judge_every must not
+    true_claim = [_every(rng, [-0.4] * 8)["verdict"] for _ in range(reps)]
+    assert true_claim.count("fail") / reps <= 0.05
+    worst = [np.max(rng.normal(-0.4, 1.0, (10, 8)), axis=1) for _ in range(200)]
+    assert np.mean([judge("C", values=w, threshold=0.0, side="less", **KW)["verdict"] == "fail"
+                    for w in worst]) > 0.9  # what the worst-cell statistic does to the same claim
+    # on the boundary in every cell: passed (wrongly) at most 2.5% of the time, failed at most 5%
+    boundary = [_every(rng, [0.0] * 8)["verdict"] for _ in range(reps)]
+    assert boundary.count("pass") / reps <= 0.03 and boundary.count("fail") / reps <= 0.05
+    # clearly true everywhere passes; clearly false in one cell fails
+    assert [_every(rng, [-2.0] * 8)["verdict"] for _ in range(50)].count("pass") >= 48
+    assert [_every(rng, [-2.0] * 7 + [2.0])["verdict"] for _ in range(50)].count("fail") >= 48
+
+
+def test_every_cell_claim_reports_the_binding_cell_and_log_ratios():
+    cells = {"a": [-1.0, -1.1, -0.9, -1.05], "b": [-0.2, -0.1, -0.15, -0.12], "c": [0.5, 0.6, 0.55, 0.52]}
+    c = judge_every("C", cells, threshold=0.0, side="less", **KW)
+    assert c["verdict"] == "fail" and "binding cell: c" in c["interval"]
+    assert c["estimate"] == pytest.approx(0.5425) and set(c["measured"]["cells"]) == {"a", "b", "c"}
+    c = judge_every("C", {k: v for k, v in cells.items() if k != "c"}, threshold=0.0, side="less", **KW)
+    assert c["verdict"] == "pass" and "binding cell: b" in c["interval"]
+    logs = {"x": np.log([0.5, 0.55, 0.45, 0.5]), "y": np.log([0.8, 0.85, 0.75, 0.8])}
+    c = judge_every("C", logs, threshold=1.0, side="less", log=True, **KW)
+    assert c["verdict"] == "pass" and c["estimate"] == pytest.approx(np.exp(np.log([0.8, 0.85, 0.75, 0.8]).mean()))
+    assert judge_every("C", {"x": [0.1, 0.2]}, threshold=0.0, side="greater", **KW)["verdict"] == "inconclusive"
+    assert judge_every("C", {}, threshold=0.0, side="greater", **KW)["verdict"] == "not-run"
+    check_claims([c])
