@@ -157,3 +157,14 @@ def test_hydra_bad_value_is_one_line_without_traceback(tmp_path):
     proc = _run(["-m", "rfrepro", "seed=abc", *SMALL], tmp_path)
     assert proc.returncode != 0
     assert "seed must be an integer >= 0, got 'abc'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_results_override_gets_the_runs_and_the_outputs(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "--jobs", "1", *SMALL,
+                 f"paths.results={elsewhere}"], tmp_path)
+    assert proc.returncode == EXIT_OK, proc.stderr[-2000:]
+    status = json.loads((elsewhere / "tables" / "sun2018-fig1.status.json").read_text())
+    assert status["recorded"] == status["expected_runs"] == N_SMOKE and status["missing"] == 0
+    assert {c["verdict"] for c in json.loads((elsewhere / "claims" / "sun2018-fig1.json").read_text())} != {"not-run"}
+    assert not (tmp_path / "results").exists()  # nothing written to the default root

@@ -34,7 +34,16 @@ def resolve_study(name: str) -> str:
     raise ValueError(f"unknown experiment {name!r}{hint} (`python -m rfrepro.reproduce list` lists them)")
 
 
-def results_root(smoke: bool) -> str:
+def results_root(smoke: bool, overrides: list[str] = ()) -> str:
+    """Where the study's records and outputs go: ``paths.results=`` if given, else $RFREPRO_RESULTS.
+
+    A ``paths.results`` override is taken as it is (the runs and the outputs
+    both go there); the default root gets a ``smoke/`` folder for smoke runs.
+    """
+    for o in reversed(list(overrides)):
+        key, _, value = o.lstrip("+~").partition("=")
+        if key == "paths.results" and value:
+            return value
     base = os.environ.get("RFREPRO_RESULTS", "results")
     return os.path.join(base, "smoke") if smoke else base
 
@@ -88,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     from rfrepro.runner.sweep import run_sweep
 
     jobs = args.jobs or int(os.environ.get("RFREPRO_JOBS") or os.cpu_count() or 1)
-    root = results_root(args.smoke)
+    root = results_root(args.smoke, args.overrides)
     try:
         study = resolve_study(args.study)
         check_overrides(args.overrides)
