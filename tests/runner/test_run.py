@@ -1,6 +1,7 @@
 """One run -> one record: resume, force, failure records, identity."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -40,6 +41,9 @@ def test_run_writes_one_finished_record_with_the_contract_fields(results_root):
     # sigma rule "mean" resolved to the average pairwise distance and recorded
     assert stored["kernel"]["sigma_rule"] == "mean" and stored["kernel"]["sigma"] > 0
     assert "machine" in stored["env"] and "numpy" in stored["env"]["versions"]
+    # the host's load around the run: the context its times were measured in
+    load = stored["host_load"]
+    assert load["cores"] == os.cpu_count() and load["start_1min"] >= 0 and load["end_1min"] >= 0
 
 
 def test_second_run_is_skipped_and_force_redoes_it(results_root):

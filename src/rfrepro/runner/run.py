@@ -372,6 +372,7 @@ def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
         "env": provenance(),
         "executor": os.environ.get("RFREPRO_EXECUTOR", "local"),
         "host": socket.gethostname(),
+        "host_load": {"start_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()},
         "config": resolved,
     }
     base["n_components"] = base["method"].get("n_components")
@@ -425,7 +426,8 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
         source = None if cfg.force else _reusable(cfg.paths.results, cid)
         if source is not None:
             keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
-                                           "threads", "started", "finished", "env", "warnings") if k in source}
+                                           "threads", "started", "finished", "env", "warnings", "host_load")
+                    if k in source}
             rec = {**base, **keep, "status": FINISHED,
                    "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
             store.write(rec)
@@ -446,6 +448,9 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
                     extra["urls_tried"] = list(exc.urls)
         rec = {**base, **body, **extra, "status": status,
                "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        if status == FINISHED:  # how busy the host was: the context of every time in the record
+            rec["host_load"] = {"start_1min": base["host_load"]["start_1min"],
+                                "end_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
         if not _parent_alive(parent):  # the sweep is gone: write nothing, stop
             os.kill(os.getpid(), signal.SIGTERM)
         store.write(rec)
