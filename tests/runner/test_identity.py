@@ -79,14 +79,66 @@ def test_data_fingerprint_and_code_version_are_part_of_the_identity():
     assert run_id(cfg, FP, "a") != run_id(other_study, FP, "a")
 
 
-def test_code_version_hashes_the_package_source():
+def test_code_version_hashes_the_computing_source(tmp_path):
+    import shutil
+
     import rfrepro
+    from rfrepro.runner.identity import source_digest
 
     root = Path(rfrepro.__file__).parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    assert code_version().endswith("+src." + h.hexdigest()[:12])
+    assert code_version().endswith("+src." + source_digest(root)[:12])
+    copy = tmp_path / "rfrepro"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = source_digest(copy)
+    # a claim's statistic, a figure or the report changes: every record stays valid
+    for rel in ("results/claims.py", "plots/__init__.py", "report.py"):
+        with open(copy / rel, "a") as fh:
+            fh.write("\n# edited\n")
+    assert source_digest(copy) == before
+    # a feature map, a model or the run itself changes: every record is stale
+    for rel in ("features/rff.py", "models/svm.py", "runner/run.py", "results/store.py"):
+        edited = tmp_path / "edited"
+        shutil.rmtree(edited, ignore_errors=True)
+        shutil.copytree(copy, edited)
+        with open(edited / rel, "a") as fh:
+            fh.write("\n# edited\n")
+        assert source_digest(edited) != before, rel
+
+
+def test_computing_modules_import_no_output_module():
+    """What NOT_COMPUTING leaves out of the code version cannot reach a run's numbers."""
+    import ast
+
+    import rfrepro
+    from rfrepro.runner.identity import NOT_COMPUTING
+
+    root = Path(rfrepro.__file__).parent
+
+    def excluded(rel: str) -> bool:
+        return any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in NOT_COMPUTING)
+
+    def module_file(name: str) -> str | None:
+        parts = name.split(".")[1:]
+        for rel in ("/".join(parts) + ".py", "/".join(parts + ["__init__.py"])):
+            if (root / rel).is_file():
+                return rel
+        return None
+
+    offenders = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        if excluded(rel):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for name in names:
+                target = module_file(name) if name.startswith("rfrepro.") else None
+                if target and excluded(target) and target != "results/__init__.py":
+                    offenders.append(f"{rel} imports {name}")
+    assert not offenders, offenders
+    # present in the tree, so the list names real files
+    assert all((root / x).exists() for x in NOT_COMPUTING)
 
 
 def _file_dataset_config(tmp_path, values):

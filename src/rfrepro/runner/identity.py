@@ -41,28 +41,47 @@ NOT_IDENTITY = (
 STUDY_KEYS = ("study",)
 
 
-@functools.lru_cache(maxsize=1)
-def code_version() -> str:
-    """``<package version>+src.<sha256 of the package's .py files, first 12 hex>``.
+#: Modules that never run between loading a run's data and writing its numbers: they
+#: orchestrate sweeps or draw outputs from finished records. Editing them (a claim's
+#: statistic, a figure, the report) keeps every record valid; a test checks that the
+#: computing modules import none of them.
+NOT_COMPUTING = (
+    "__main__.py", "report.py", "reproduce.py", "distributed.py", "plots/",
+    "results/__init__.py", "results/claims.py", "results/outputs.py",
+    "runner/summary.py", "runner/sweep.py",
+)
 
-    A hash of the source rather than the git commit: it changes exactly when
-    the code that computes a run changes (not for a README edit), it is the
-    same for a clean checkout and an installed copy, and it needs no git.
-    Configs are not in it (the resolved config is hashed on its own);
-    ``experiments/`` only draws outputs from records and is not in it either.
-    """
-    root = Path(__file__).resolve().parents[1]
+
+def source_digest(root: Path) -> str:
+    """sha256 over the package's computing ``.py`` files under ``root`` (names and bytes)."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
-        h.update(str(path.relative_to(root)).encode())
+        rel = path.relative_to(root).as_posix()
+        if any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in NOT_COMPUTING):
+            continue
+        h.update(rel.encode())
         h.update(b"\0")
         h.update(path.read_bytes())
         h.update(b"\0")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """``<package version>+src.<sha256 of the package's computing .py files, first 12 hex>``.
+
+    A hash of the source rather than the git commit: it changes exactly when
+    the code that computes a run changes (not for a README edit, nor for the
+    modules of ``NOT_COMPUTING`` that only orchestrate or draw outputs), it is
+    the same for a clean checkout and an installed copy, and it needs no git.
+    Configs are not in it (the resolved config is hashed on its own);
+    ``experiments/`` only draws outputs from records and is not in it either.
+    """
     try:
         version = metadata.version("rfrepro")
     except metadata.PackageNotFoundError:  # running from a checkout that is not installed
         version = "0+unknown"
-    return f"{version}+src.{h.hexdigest()[:12]}"
+    return f"{version}+src.{source_digest(Path(__file__).resolve().parents[1])[:12]}"
 
 
 def _drop(tree: dict, dotted: str) -> None:
