@@ -30,16 +30,20 @@ def _verdicts(claims: list[dict]) -> dict[str, str]:
     return {c["id"]: c["verdict"] for c in claims}
 
 
-def _kernel_table(factor: dict[str, float], datasets=("cpu", "a9a"), ls=(50, 100, 200), seeds=SEEDS, noise=0.05):
-    """Kernel errors err = factor[arm] / sqrt(l) x lognormal seed noise, both map forms."""
+def _kernel_table(factor: dict[str, float], datasets=("cpu", "a9a"), ls=(50, 100, 200), seeds=SEEDS, noise=0.05,
+                  by_dataset: dict[str, dict[str, float]] | None = None):
+    """Kernel errors err = factor[arm] / sqrt(l) x lognormal seed noise, both map forms.
+
+    ``by_dataset[name]`` overrides ``factor`` on that dataset."""
     rng = np.random.RandomState(0)
     rows = []
     for name in datasets:
+        f = {**factor, **(by_dataset or {}).get(name, {})}
         for form in FORMS:
             for arm in ARMS:
                 for ell in ls:
                     for s in seeds:
-                        e = factor[arm] / math.sqrt(ell) * math.exp(noise * rng.randn())
+                        e = f[arm] / math.sqrt(ell) * math.exp(noise * rng.randn())
                         rows.append({"status": "ok", "dataset.name": name, "dataset.variant":
                                      "cpuact" if name == "cpu" else name, "arm": arm + form, "seed": s,
                                      "fitted.n_features_out": ell, "metrics.kerr_spec": e,
@@ -119,13 +123,60 @@ def test_fig1_unavailable_dataset_is_named_and_empty_table_is_not_run():
     assert "Eq. (3)" in fig1.summary(t)
 
 
-def _krr_table(rmse: dict[str, list[float]], times: dict[str, list[float]], name="blogfeedback", seeds=SEEDS):
+#: Four datasets x two TEFM maps: eight cells of claim C1.2.
+FOUR = ("cpu", "a9a", "ujiindoorloc", "mnist")
+
+
+def _c12(claims: list[dict]) -> dict:
+    return next(c for c in claims if c["id"] == "C1.2")
+
+
+def test_fig1_c12_true_in_every_cell_under_large_seed_noise_is_not_failed():
+    # TEFM at 0.97 x Comp's error on every dataset: a log ratio of -0.03 per cell, while one seed's cell value
+    # (mean over 3 l of a difference of two log errors with sd 0.1) has sd 0.1 x sqrt(2/3) = 0.08, larger
+    # than the effect. The per-seed maximum over the 8 cells then averages about -0.03 + 0.08 x 1.4 > 0.
+    t = _kernel_table({**GOOD, "comp": 1.0, "tefm_g": 0.97, "tefm_s": 0.97}, datasets=FOUR, seeds=range(20),
+                      noise=0.1)
+    cells = fig1.log_ratio_cells(common.of_form(t, ""), common.TEFM, "comp")
+    assert len(cells) == 8 and all(len(v) == 20 for v in cells.values())
+    # the old statistic (per seed the worst cell, then a t interval) fails this true claim
+    _, old_low, _, _ = common.mean_interval(pd.concat(cells, axis=1).max(axis=1))
+    assert old_low > 0.0
+    c = _c12(fig1.claims(t))
+    assert c["verdict"] == "inconclusive"
+    assert {k: v["n"] for k, v in c["measured"]["cells"].items()} == {k: 20 for k in cells}
+    # every cell's interval (ratio scale) covers the true 0.97
+    assert all(v["ci_low"] < 0.97 < v["ci_high"] for v in c["measured"]["cells"].values())
+
+
+def test_fig1_c12_fails_on_the_one_dataset_where_a_tefm_map_is_clearly_worse():
+    t = _kernel_table({**GOOD, "comp": 1.0}, datasets=FOUR, by_dataset={"mnist": {"tefm_s": 1.3}})
+    c = _c12(fig1.claims(t))
+    assert c["verdict"] == "fail" and c["interval"].endswith("binding cell: TEFM-S, Mnist")
+    assert c["estimate"] == pytest.approx(1.3, rel=0.03) and c["ci_low"] > 1.0
+    assert c["measured"]["cells"]["TEFM-G, Mnist"]["ci_high"] < 1.0
+    assert "Bonferroni over 8 cells" in c["interval"]
+
+
+def test_fig1_c12_passes_when_every_cell_is_clearly_better():
+    c = _c12(fig1.claims(_kernel_table(GOOD, datasets=FOUR)))
+    assert c["verdict"] == "pass" and c["n_seeds"] == 10
+    # the binding cell is the one closest to the threshold: TEFM-S (0.5 / 1.3 = 0.385) on some dataset
+    assert "binding cell: TEFM-S" in c["interval"] and c["ci_high"] < 1.0
+    assert c["estimate"] == pytest.approx(0.5 / 1.3, rel=0.05)
+    assert len(c["measured"]["cells"]) == 8 and set(c["measured"]["tefm_g_over_comp"]) == set(FOUR)
+
+
+def _krr_table(rmse: dict[str, list[float]], times: dict[str, list[float]], name="blogfeedback", seeds=SEEDS,
+               time_noise: float = 0.0):
+    """RMSE + 0.003 normal noise at l = 50, 100, 200; times x lognormal noise of sd ``time_noise``."""
     rng = np.random.RandomState(1)
     rows = []
     for form in FORMS:
         for arm in rmse:
-            for ell, r, tt in zip((50, 100, 200), rmse[arm], times[arm]):
+            for ell, r, tt0 in zip((50, 100, 200), rmse[arm], times[arm]):
                 for s in seeds:
+                    tt = tt0 * math.exp(time_noise * rng.randn()) if time_noise else tt0
                     rows.append({"status": "ok", "dataset.name": name, "dataset.variant": name, "arm": arm + form,
                                  "seed": s, "fitted.n_features_out": ell, "metrics.rel_rmse": r + 0.003 * rng.randn(),
                                  "timings.fit_s": tt / 4, "timings.transform_train_s": tt / 4,
@@ -150,7 +201,14 @@ def test_fig2_claims_on_substitute_are_labelled_and_slice_is_not_run():
     assert v["C1.4-features"] == v["C1.3-krr"] == "not-run"
     sub = next(c for c in claims if c["id"] == "C1.4-features-blogfeedback")
     assert "substitute for Slice Localization" in sub["paper_text"]
-    assert sub["estimate"] < 1 and sub["measured"]["l_needed_over_l_by_target_mean_curves"]["tefm_g"][200] < 1
+    assert sub["estimate"] < 1 and sub["measured"]["l_needed_over_l_by_target_mean_curves"]["RKS"]["tefm_g"][200] < 1
+    # one cell per baseline; the binding one has the hardest targets: RKS (0.8 at l = 100, 0.7 at l = 200)
+    assert set(sub["measured"]["cells"]) == {"RKS", "Comp", "Quasi", "Ffood"}
+    assert sub["interval"].endswith("binding cell: RKS")
+    # both TEFM maps are below 0.8 at l = 50 already (ratio 50 / 100); 0.7 is reached, interpolating in log l, at
+    # 50 x 2^0.5 (TEFM-G: 0.75 -> 0.65) and 50 x 2^0.8 (TEFM-S: 0.78 -> 0.68), over l = 200
+    rks = (0.5 * 0.5 * 50 * 2**0.5 / 200 * 50 * 2**0.8 / 200) ** 0.25
+    assert sub["estimate"] == sub["measured"]["cells"]["RKS"]["mean"] == pytest.approx(rks, rel=0.03)
     krr = next(c for c in claims if c["id"] == "C1.3-krr-blogfeedback")
     assert krr["estimate"] == pytest.approx(-0.0267, abs=0.003)   # mean of G - S over l
     summary = fig2.summary(t)
@@ -164,7 +222,8 @@ def test_fig2_feature_claim_fails_when_tefm_is_worse():
     c = next(c for c in claims if c["id"] == "C1.4-features-blogfeedback")
     # never reached: each target counts at NEVER x the largest l, so the ratio is > 1
     assert c["verdict"] == "fail" and c["estimate"] > 1
-    assert c["measured"]["geomean_ratio_mean_curves"]["tefm_g"] == math.inf
+    assert all(c["measured"]["geomean_ratio_mean_curves"][b]["tefm_g"] == math.inf
+               for b in ("RKS", "Comp", "Quasi", "Ffood"))
     assert _verdicts(claims)["C1.3-krr-blogfeedback"] == "pass"   # G still below S
 
 
@@ -179,6 +238,46 @@ def test_fig3_time_claim_uses_time_to_reach_small_targets():
     assert fig3.time_to_reach(p, "rks", 0.8) == pytest.approx(0.3)
     assert fig3.time_to_reach(p, "rks", 0.1) == math.inf
     assert set(_verdicts(fig3.claims(pd.DataFrame())).values()) == {"not-run"}
+
+
+def test_fig2_feature_claim_fails_on_the_one_baseline_tefm_does_not_beat():
+    better_quasi = {**RMSE_GOOD, "quasi": [0.7, 0.58, 0.5]}
+    c = next(c for c in fig2.claims(_krr_table(better_quasi, TIME)) if c["id"] == "C1.4-features-blogfeedback")
+    assert c["verdict"] == "fail" and c["interval"].endswith("binding cell: Quasi")
+    # neither TEFM map (0.6 and 0.62 at best) ever reaches Quasi's 0.58 (l = 100) or 0.5 (l = 200): each target
+    # counts at 2 x 200 features, ratios 4 and 2
+    assert c["estimate"] == pytest.approx(math.sqrt(4 * 2), rel=1e-6)
+    cells = c["measured"]["cells"]
+    assert all(cells[b]["ci_high"] < 1 for b in ("RKS", "Comp", "Ffood"))
+
+
+def test_fig3_time_claim_fails_on_the_one_baseline_faster_than_tefm():
+    fast = {**TIME, "tefm_g": [0.05, 0.1, 0.2], "tefm_s": [0.04, 0.08, 0.15], "ffood": [0.001, 0.002, 0.004]}
+    c = next(c for c in fig3.claims(_krr_table(RMSE_GOOD, fast)) if c["id"] == "C1.4-time-blogfeedback")
+    assert c["verdict"] == "fail" and c["interval"].endswith("binding cell: Ffood")
+    # Ffood's targets 0.82 (l = 100, 0.002 s) and 0.71 (l = 200, 0.004 s): TEFM-G reaches them at l = 50 (0.05 s)
+    # and l = 100 (0.1 s), TEFM-S at l = 50 (0.04 s) and l = 100 (0.08 s): every ratio is 20 or 25
+    assert c["estimate"] == pytest.approx((25 * 25 * 20 * 20) ** 0.25, rel=0.05)
+    cells = c["measured"]["cells"]
+    assert set(cells) == {"RKS", "Comp", "Quasi", "Ffood"}
+    assert all(cells[b]["ci_high"] < 1 for b in ("RKS", "Comp", "Quasi"))
+
+
+def test_fig3_time_claim_true_against_every_baseline_under_large_seed_noise_is_not_failed():
+    # Every baseline has RMSE 0.9, 0.8, 0.7 at l = 50, 100, 200; both TEFM maps 0.02 lower, so they reach each
+    # target at the same l, in 0.97 x the baseline's time (log ratio -0.03), with lognormal time noise of sd 0.15
+    # per run: one seed's cell value has sd 0.15 x sqrt(3/4) = 0.13, four times the effect. The per-seed
+    # maximum over the 4 baseline cells averages about -0.03 + 0.1 > 0: the old statistic failed this claim.
+    rmse = {**dict.fromkeys(common.BASELINES, [0.9, 0.8, 0.7]), **dict.fromkeys(common.TEFM, [0.88, 0.78, 0.68])}
+    times = {**dict.fromkeys(common.BASELINES, [0.1, 0.3, 1.0]), **dict.fromkeys(common.TEFM, [0.097, 0.291, 0.97])}
+    t = _krr_table(rmse, times, seeds=range(20), time_noise=0.15)
+    cells = fig3.time_log_ratio(common.of_form(fig3.with_time(t), ""))
+    assert set(cells) == {"RKS", "Comp", "Quasi", "Ffood"} and all(len(v) == 20 for v in cells.values())
+    _, old_low, _, _ = common.mean_interval(pd.concat(cells, axis=1).max(axis=1))
+    assert old_low > 0.0
+    c = next(c for c in fig3.claims(t) if c["id"] == "C1.4-time-blogfeedback")
+    assert c["verdict"] == "inconclusive"
+    assert all(v["ci_low"] < 0.97 < v["ci_high"] for v in c["measured"]["cells"].values())
 
 
 def _timing_table(tefm_s_factor: float = 0.5, tefm_g_l_exponent: float = 2.0, seeds=SEEDS):
