@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
 from rfrepro.plots import finished, mean_std
 
 # one helper for log-ratio verdicts across studies (a t interval of the mean log ratio over seeds)
-from rfrepro.results.claims import judge_log_ratio, loglog_slope  # noqa: F401
+from rfrepro.results.claims import judge_log_ratio, loglog_slope, paired_values  # noqa: F401
 
 #: Sweep arm -> label, in legend order.
 LABELS = {
@@ -83,20 +85,19 @@ def log_ratios(table: pd.DataFrame, num: str, den: str, y: str, on: list[str]) -
     t = finished(table)
     if t.empty or not {num, den} <= set(t["arm"]):
         return pd.Series(dtype=float)
-    keys = ["seed", *on]
-    a = t[t["arm"] == num].groupby(keys)[y].mean()
-    b = t[t["arm"] == den].groupby(keys)[y].mean()
-    a, b = a.align(b, join="inner")
-    return np.log(a / b).dropna()
+    return np.log(paired_values(t, arm_col="arm", a=num, b=den, value=y, on=["seed", *on], op="ratio")).dropna()
 
 
-def worst_per_seed(logs: pd.Series, level: str, then_mean: list[str] | None = None) -> pd.Series:
-    """Per seed: the largest (over ``level``) of the log ratios, after averaging over ``then_mean`` levels."""
-    if logs.empty:
-        return logs
-    keep = ["seed", level]
-    per = logs.groupby(level=keep).mean() if then_mean else logs
-    return per.groupby(level="seed").max()
+def per_cell(values: pd.Series, by: list[str], name: Callable[..., str]) -> dict[str, pd.Series]:
+    """Per-seed values of each cell (one per value of the ``by`` index levels), averaged over its other levels.
+
+    The cells of :func:`rfrepro.results.claims.judge_every`; ``name`` turns a
+    cell's ``by`` values into its label.
+    """
+    if values.empty:
+        return {}
+    per = values.groupby(level=[*by, "seed"]).mean()
+    return {name(*(k if isinstance(k, tuple) else (k,))): v.droplevel(by) for k, v in per.groupby(level=by)}
 
 
 def ratio_table(logs: pd.Series, level: str) -> dict:
