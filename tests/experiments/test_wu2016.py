@@ -164,7 +164,7 @@ def test_fig5_cost_ratio_is_zero_when_rb_never_reaches_the_baseline():
     assert all(np.allclose(v, 0.0) and len(v) == len(SEEDS) for v in cells.values())
 
 
-def _fig6_table(rb_speed: float, rf_speed: float) -> pd.DataFrame:
+def _fig6_table(rb_speed: float, rf_speed: float, load: float | None = None) -> pd.DataFrame:
     rows = []
     rng = np.random.RandomState(2)
     for s in SEEDS:
@@ -176,7 +176,8 @@ def _fig6_table(rb_speed: float, rf_speed: float) -> pd.DataFrame:
                              "seed": s, "model.n_threads": p, "timings.train_s": t,
                              "fitted.n_features_out": 5e5 if arm.startswith("rb") else 128,
                              "fitted.model_nonzero_fraction": 0.1, "fitted.model_objective": 0.01,
-                             "fitted.model_n_iter": 50})
+                             "fitted.model_n_iter": 50,
+                             **({} if load is None else {"host_load.start_1min": load, "host_load.cores": 2})})
     return pd.DataFrame(rows + [_unavailable("covtype")])
 
 
@@ -190,6 +191,18 @@ def test_fig6_speedup_claims():
     v = _verdicts(fig6.claims(_fig6_table(rb_speed=1.1, rf_speed=1.1)))
     assert v["C5.3-ijcnn1_val-lasso-rb"] == "fail"
     assert "fig6" in fig6.summary(t) or "ijcnn1" in fig6.summary(t)
+
+
+def test_fig6_speedups_on_a_busy_host_are_not_verdicts():
+    # our own 2-thread runs keep the load near 2 on 2 cores: still judged
+    v = _verdicts(fig6.claims(_fig6_table(rb_speed=1.1, rf_speed=1.1, load=2.3)))
+    assert v["C5.3-ijcnn1_val-lasso-rb"] == "fail"
+    # other work held a core: the same times are not evidence either way
+    claims = {c["id"]: c for c in fig6.claims(_fig6_table(rb_speed=1.1, rf_speed=1.1, load=3.6))}
+    busy = claims["C5.3-ijcnn1_val-lasso-rb"]
+    assert busy["verdict"] == "inconclusive" and "host busy (median 1-minute host load 3.60 on 2 cores" in busy["reason"]
+    assert claims["C5.3-covtype-lasso-rb"]["verdict"] == "not-run"
+    assert "host load 3.60 on 2 cores" in fig6.summary(_fig6_table(rb_speed=1.1, rf_speed=1.1, load=3.6))
 
 
 @pytest.mark.parametrize("item", ITEMS)
