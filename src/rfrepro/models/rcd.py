@@ -44,10 +44,27 @@ def _xorshift(s):
     return s
 
 
+@numba.njit(cache=True, inline="always")
+def _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j):
+    """The soft-threshold step of Eq. (26) on coordinate j: its new value from the current responses."""
+    g = 0.0
+    for p in range(indptr[j], indptr[j + 1]):
+        i = indices[p]
+        if hinge:
+            margin = 1.0 - y[i] * resp[i]
+            if margin > 0.0:
+                g -= y[i] * margin * data[p]
+        else:
+            g += (resp[i] - y[i]) * data[p]
+    g /= y.shape[0]
+    v = w[j] - g / curv[j]
+    thr = lam / curv[j]
+    return v - thr if v > thr else (v + thr if v < -thr else 0.0)
+
+
 @numba.njit(parallel=True, cache=True)
 def _epoch(indptr, indices, data, y, resp, w, curv, lam, hinge, n_updates, states):
     """``n_updates`` coordinate steps shared by ``len(states)`` threads (Hogwild on ``resp``)."""
-    N = y.shape[0]
     D = w.shape[0]
     P = states.shape[0]
     for t in numba.prange(P):
@@ -55,54 +72,54 @@ def _epoch(indptr, indices, data, y, resp, w, curv, lam, hinge, n_updates, state
         for _ in range(n_updates // P + (1 if t < n_updates % P else 0)):
             s = _xorshift(s)
             j = np.int64((s * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) % D
-            lo, hi = indptr[j], indptr[j + 1]
-            if hi == lo or curv[j] == 0.0:
+            if indptr[j + 1] == indptr[j] or curv[j] == 0.0:
                 continue
-            g = 0.0
-            for p in range(lo, hi):
-                i = indices[p]
-                if hinge:
-                    margin = 1.0 - y[i] * resp[i]
-                    if margin > 0.0:
-                        g -= y[i] * margin * data[p]
-                else:
-                    g += (resp[i] - y[i]) * data[p]
-            g /= N
-            v = w[j] - g / curv[j]
-            thr = lam / curv[j]
-            new = v - thr if v > thr else (v + thr if v < -thr else 0.0)
+            new = _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j)
             step = new - w[j]
             if step != 0.0:
                 w[j] = new
-                for p in range(lo, hi):
+                for p in range(indptr[j], indptr[j + 1]):
                     resp[indices[p]] += step * data[p]
         states[t] = s
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def _objective(y, resp, w, lam, hinge):
     loss = 0.0
-    for i in range(y.shape[0]):
+    for i in numba.prange(y.shape[0]):
         r = (1.0 - y[i] * resp[i]) if hinge else (resp[i] - y[i])
         if not hinge or r > 0.0:
             loss += 0.5 * r * r
     return loss / y.shape[0] + lam * np.abs(w).sum()
 
 
-def _largest_step_gain(Z, y, resp, w, curv, lam, hinge):
+@numba.njit(parallel=True, cache=True)
+def _responses(indptr, indices, data, w, out):
+    """``out = Z w`` from Z's CSR arrays, rows split across the threads."""
+    for i in numba.prange(out.shape[0]):
+        acc = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += data[p] * w[indices[p]]
+        out[i] = acc
+
+
+@numba.njit(parallel=True, cache=True)
+def _largest_step_gain(indptr, indices, data, y, resp, w, curv, lam, hinge):
     """Guaranteed objective decrease of the best single coordinate step from ``w``.
 
-    The soft-threshold step of Eq. (26) moves w_j by delta_j and lowers the objective
-    by at least M_j delta_j^2 / 2 (M_j bounds the coordinate curvature), so this is
+    The step of Eq. (26) moves w_j by delta_j and lowers the objective by at
+    least M_j delta_j^2 / 2 (M_j bounds the coordinate curvature), so this is
     zero exactly at an optimum and bounds how far one more step could go.
+    Columns are split across the threads, as in the epochs: a serial check
+    would cap the speedup the solver can show (Amdahl).
     """
-    dloss = -y * np.maximum(0.0, 1.0 - y * resp) if hinge else resp - y
-    grad = np.asarray(Z.T @ dloss).ravel() / y.shape[0]
-    active = curv > 0
-    v = w[active] - grad[active] / curv[active]
-    thr = lam / curv[active]
-    delta = np.sign(v) * np.maximum(np.abs(v) - thr, 0.0) - w[active]
-    return float(np.max(curv[active] * delta**2, initial=0.0) / 2)
+    D = w.shape[0]
+    gains = np.zeros(D)
+    for j in numba.prange(D):
+        if indptr[j + 1] > indptr[j] and curv[j] > 0.0:
+            delta = _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j) - w[j]
+            gains[j] = curv[j] * delta * delta / 2
+    return gains.max() if D > 0 else 0.0
 
 
 class ParallelRCD(TaskMixin, BaseEstimator):
@@ -181,6 +198,7 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         max_epochs = check_positive_int(self.max_epochs, "max_epochs")
         Z = sp.csc_matrix(X, dtype=np.float64)  # column access: one column per coordinate step
         Z.sort_indices()
+        Zr = Z.tocsr()  # row access for the exact responses of the convergence check
         N, D = Z.shape
         curv = np.asarray(Z.multiply(Z).sum(axis=0)).ravel() / N  # beta = 1
         T = self._encode(y)
@@ -193,8 +211,8 @@ class ParallelRCD(TaskMixin, BaseEstimator):
             epochs, ok, obj = [], [], 0.0
             for k in range(T.shape[1]):
                 states = rng.randint(1, 2**62, size=threads).astype(np.uint64)
-                e, conv, f = self._solve(Z, np.ascontiguousarray(T[:, k]), self.coef_[:, k], curv, lam, hinge,
-                                         states, max_epochs)
+                e, conv, f = self._solve(Z, Zr, np.ascontiguousarray(T[:, k]), self.coef_[:, k], curv, lam,
+                                         hinge, states, max_epochs)
                 epochs.append(e)
                 ok.append(conv)
                 obj += f
@@ -206,7 +224,7 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         self.nonzero_fraction_ = float(np.mean(self.coef_ != 0))
         return self
 
-    def _solve(self, Z, y, w_out, curv, lam, hinge, states, max_epochs):
+    def _solve(self, Z, Zr, y, w_out, curv, lam, hinge, states, max_epochs):
         w = np.zeros(Z.shape[1])
         resp = np.zeros(Z.shape[0])
         last = _objective(y, resp, w, lam, hinge)
@@ -219,14 +237,16 @@ class ParallelRCD(TaskMixin, BaseEstimator):
             if last - f <= self.tol * abs(f):
                 # A quiet epoch is only a hint: its random draws may have missed the coordinates
                 # still moving, and a race may have lost response updates. Confirm on exact responses.
-                resp = Z @ w
+                _responses(Zr.indptr, Zr.indices, Zr.data, w, resp)
                 f = _objective(y, resp, w, lam, hinge)
-                if _largest_step_gain(Z, y, resp, w, curv, lam, hinge) <= self.tol * abs(f):
+                gain = _largest_step_gain(Z.indptr, Z.indices, Z.data, y, resp, w, curv, lam, hinge)
+                if gain <= self.tol * abs(f):
                     converged = True
                     break
             last = f
         w_out[:] = w
-        return epoch, converged, _objective(y, Z @ w, w, lam, hinge)
+        _responses(Zr.indptr, Zr.indices, Zr.data, w, resp)
+        return epoch, converged, _objective(y, resp, w, lam, hinge)
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
