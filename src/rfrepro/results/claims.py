@@ -251,6 +251,8 @@ def judge_every(cid: str, cells: Mapping[str, Iterable[float]], *, paper_text: s
         if n_min < min_seeds:
             v = INCONCLUSIVE
             reason = (reason + "; " if reason else "") + f"a cell has only {n_min} seed(s)"
+    if v != PASS:  # say which cell decided, in the column a reader sees
+        reason = (reason + "; " if reason else "") + f"decided by the cell {name} ({k} cells)"
     out = {
         "id": cid, "paper_text": paper_text, "statistic": statistic,
         "estimate": show(est), "ci_low": show(lo), "ci_high": show(hi), "n_seeds": n_min,
