@@ -67,6 +67,12 @@ def _key_multipliers(span: np.ndarray, rng: np.random.RandomState) -> np.ndarray
 
 
 @numba.njit(cache=True, inline="always")
+def _bin_offset(x, u, w, lo):
+    """floor((x - u) / delta) - l as an unsigned word: the tuple's index measured from the training minimum."""
+    return np.uint64(np.int64(np.floor((np.float64(x) - u) * w)) - lo)
+
+
+@numba.njit(cache=True, inline="always")
 def _block_rows(d, itemsize):
     return max(64, _BLOCK_BYTES // (8 * d * itemsize) * 8)
 
@@ -92,7 +98,7 @@ def _grid_keys(XT, inv_width, offset, low, mult, r0, keys):
                 x = XT[j, i0: i0 + m]
                 u, w, lo, M = offset[r, j], inv_width[r, j], low[r, j], mult[r, j]
                 for t in range(m):
-                    out[t] += np.uint64(np.int64(np.floor((np.float64(x[t]) - u) * w)) - lo) * M
+                    out[t] += _bin_offset(x[t], u, w, lo) * M
 
 
 @numba.njit(parallel=True, cache=True)
@@ -111,7 +117,7 @@ def _grid_outside(XT, inv_width, offset, low, span, r0, outside):
                 x = XT[j, i0: i0 + m]
                 u, w, lo, s = offset[r, j], inv_width[r, j], low[r, j], np.uint64(span[r, j])
                 for t in range(m):
-                    out[t] |= np.uint64(np.int64(np.floor((np.float64(x[t]) - u) * w)) - lo) >= s
+                    out[t] |= _bin_offset(x[t], u, w, lo) >= s
 
 
 # Indices below are unsigned where they can be: numba then skips its negative-index
