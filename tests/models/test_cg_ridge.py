@@ -74,3 +74,44 @@ def test_invalid_parameters(problem, bad):
     Z, y = problem
     with pytest.raises(ValueError, match=next(iter(bad))):
         CGRidge(**bad).fit(Z, y)
+
+
+def _csr_cases():
+    rng = np.random.RandomState(3)
+    general = sp.random(200, 60, density=0.1, format="csr", random_state=rng)
+    constant = general.copy()
+    constant.data[:] = 1 / np.sqrt(8)  # random binning's training Z: one value, the pattern path
+    empty = sp.csr_matrix(np.array([[0, 1.0, 0, 0], [0, 0, 0, 0], [2.0, 0, 0, 1.0]]))  # empty row and column
+    dup = sp.csr_matrix((np.array([1.0, 2.0, 0.5]), np.array([2, 2, 0]), np.array([0, 2, 3])), shape=(2, 3))
+    return {"general": general, "constant": constant, "empty row and column": empty, "duplicates": dup,
+            "all zero": sp.csr_matrix((5, 4))}
+
+
+@pytest.mark.parametrize("case", list(_csr_cases()))
+def test_fused_operator_matches_two_products(case):
+    Z = _csr_cases()[case]
+    rng = np.random.RandomState(0)
+    A = normal_operator(Z, 0.3)
+    for _ in range(3):
+        v = rng.randn(Z.shape[1])
+        expected = Z.T @ (Z @ v) + 0.3 * v
+        assert np.allclose(A @ v, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_local_layout_is_a_renumbering():
+    from rfrepro.features import RandomBinning
+    from rfrepro.models.cg_ridge import _local_layout
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(500, 3))
+    Z = RandomBinning(n_components=16, sigma=0.5, random_state=0).fit_transform(X)
+    indptr, indices, data, label = _local_layout(Z)
+    assert sorted(label) == list(range(Z.shape[1]))  # a permutation of the columns
+    Zl = sp.csr_matrix((data, indices, indptr), shape=Z.shape)
+    # the same rows up to order: the Gram matrices agree after relabelling the columns
+    G = (Z.T @ Z).toarray()
+    Gl = (Zl.T @ Zl).toarray()
+    assert np.allclose(Gl[np.ix_(label, label)], G)
+    # rows sorted by their (original) first column; columns numbered by first use in that order
+    original = np.argsort(label)
+    assert np.all(np.diff(original[indices[indptr[:-1]]]) >= 0)
+    assert np.array_equal(np.unique(indices, return_index=True)[1], np.sort(np.unique(indices, return_index=True)[1]))

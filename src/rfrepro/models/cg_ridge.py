@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, cg
@@ -14,14 +15,119 @@ from rfrepro.models._task import TaskMixin
 from rfrepro.models.ridge import _check_lam
 
 
-def normal_operator(Z, lam: float) -> LinearOperator:
-    """The operator v -> Z^T (Z v) + lam v, never forming Z^T Z (denser than Z for sparse Z)."""
-    D = Z.shape[1]
-    ZT = Z.T  # a CSC view of a CSR matrix: no copy
+@numba.njit(cache=True, nogil=True)
+def _gram_matvec(indptr, indices, data, v, lam, out):  # pragma: no cover - compiled
+    """out = Z^T (Z v) + lam v in one pass over the rows of a CSR Z (each row read once, while in cache)."""
+    for j in range(v.size):
+        out[j] = lam * v[j]
+    for i in range(indptr.size - 1):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += data[k] * v[indices[k]]
+        for k in range(indptr[i], indptr[i + 1]):
+            out[indices[k]] += data[k] * s
 
-    def matvec(v):
-        v = np.ravel(v)
-        return ZT @ (Z @ v) + lam * v
+
+@numba.njit(cache=True, nogil=True)
+def _gram_matvec_pattern(indptr, indices, scale2, v, lam, out):  # pragma: no cover - compiled
+    """As _gram_matvec for a Z whose stored values all equal c (scale2 = c^2): only the indices are read."""
+    for j in range(v.size):
+        out[j] = lam * v[j]
+    for i in range(indptr.size - 1):
+        s = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            s += v[indices[k]]
+        s *= scale2
+        for k in range(indptr[i], indptr[i + 1]):
+            out[indices[k]] += s
+
+
+@numba.njit(cache=True, nogil=True)
+def _renumber(indptr, indices, data, rows, D):  # pragma: no cover - compiled
+    """Rows of a CSR matrix taken in the order ``rows``, columns numbered by first use in that order."""
+    label = np.full(D, -1, dtype=np.int64)
+    new_indptr = np.empty(rows.size + 1, dtype=np.int64)
+    new_indices = np.empty(indices.size, dtype=indices.dtype)
+    new_data = np.empty(data.size, dtype=data.dtype)
+    new_indptr[0] = 0
+    pos = 0
+    used = 0
+    for r in range(rows.size):
+        i = rows[r]
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            if label[j] < 0:
+                label[j] = used
+                used += 1
+            new_indices[pos] = label[j]
+            new_data[pos] = data[k]
+            pos += 1
+        new_indptr[r + 1] = pos
+    for j in range(D):  # columns no row uses: numbered last
+        if label[j] < 0:
+            label[j] = used
+            used += 1
+    return new_indptr, new_indices, new_data, label
+
+
+def _local_layout(Z):
+    """Rows and columns of a CSR ``Z`` renumbered for cache locality: (indptr, indices, data, column labels).
+
+    Z^T Z does not depend on the order of Z's rows, and renumbering the columns
+    only permutes the product. Rows are sorted by their first column (for
+    random binning: points in the same bin of the first grid, hence close, so
+    their bins in the other grids mostly coincide) and columns are numbered in
+    order of first use in that row order, so consecutive rows read and update
+    nearby entries of the D-vectors. O(nnz) besides sorting the n rows.
+    Returns the renumbered CSR arrays and ``label``, the new number of each
+    original column.
+    """
+    n, D = Z.shape
+    first = np.full(n, D, dtype=np.int64)  # empty rows last
+    stored = np.diff(Z.indptr) > 0
+    first[stored] = Z.indices[Z.indptr[:-1][stored]]
+    rows = np.argsort(first, kind="stable")
+    return _renumber(Z.indptr, Z.indices, Z.data, rows, D)
+
+
+def normal_operator(Z, lam: float) -> LinearOperator:
+    """The operator v -> Z^T (Z v) + lam v, never forming Z^T Z (denser than Z for sparse Z).
+
+    For a CSR ``Z`` the product is one compiled pass over the rows: row i's
+    values give s = z_i' v and are added back as s z_i while still in cache, so
+    Z streams from memory once per product instead of twice (Z v, then Z^T u).
+    Rows and columns are first renumbered for locality (see ``_local_layout``),
+    and when every stored value of Z is the same c (random binning's training
+    features, all 1/sqrt(R)) only the column indices are read, a third of the
+    bytes. Duplicate entries need no merging (each adds its share). Other
+    inputs use scipy's products.
+
+    >>> Z = sp.random(30, 12, density=0.3, format="csr", random_state=0)
+    >>> v = np.arange(12.0)
+    >>> bool(np.allclose(normal_operator(Z, 0.5) @ v, Z.T @ (Z @ v) + 0.5 * v))
+    True
+    """
+    D = Z.shape[1]
+    if sp.issparse(Z) and Z.format == "csr":
+        indptr, indices, data, label = _local_layout(Z)
+        data = np.asarray(data, dtype=np.float64)
+        constant = data.size > 0 and bool(np.all(data == data[0]))
+
+        def matvec(v):
+            v_local = np.empty(D)
+            v_local[label] = np.ravel(v)
+            out = np.empty(D)
+            if constant:
+                _gram_matvec_pattern(indptr, indices, data[0] * data[0], v_local, lam, out)
+            else:
+                _gram_matvec(indptr, indices, data, v_local, lam, out)
+            return out[label]
+    else:
+        ZT = Z.T
+
+        def matvec(v):
+            v = np.ravel(v)
+            return ZT @ (Z @ v) + lam * v
 
     return LinearOperator((D, D), matvec=matvec, rmatvec=matvec, dtype=np.float64)
 
