@@ -37,6 +37,8 @@ HOW = {
     ".venv/bin/python scripts/bench_chen.py": ("as is", ("slow",)),
     ".venv/bin/python scripts/bench_selection.py": ("as is", ("slow",)),
     ".venv/bin/python scripts/bench_harness.py": ("as is", ("slow",)),
+    ".venv/bin/python scripts/bench_hamid.py --quick": ("as is", ()),
+    ".venv/bin/python scripts/bench_wu.py --quick": ("as is", ()),
 }
 
 

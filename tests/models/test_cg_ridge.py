@@ -115,3 +115,38 @@ def test_local_layout_is_a_renumbering():
     original = np.argsort(label)
     assert np.all(np.diff(original[indices[indptr[:-1]]]) >= 0)
     assert np.array_equal(np.unique(indices, return_index=True)[1], np.sort(np.unique(indices, return_index=True)[1]))
+
+
+def test_lockstep_columns_follow_scipy_cg_each():
+    """Each column of the lockstep solve is scipy's CG on that column: same solution, same iteration count."""
+    from scipy.sparse.linalg import cg
+
+    from rfrepro.models.cg_ridge import lockstep_cg
+
+    rng = np.random.RandomState(1)
+    Z = sp.random(400, 80, density=0.05, format="csr", random_state=rng)
+    A = normal_operator(Z, 0.01)
+    B = np.column_stack([Z.T @ rng.randn(400), Z.T @ rng.randn(400) * 1e3, np.zeros(80), Z.T @ np.ones(400)])
+    X, iters, ok = lockstep_cg(A.matmat, B, 1e-8, 500)
+    assert ok.all() and iters[2] == 0 and np.all(X[:, 2] == 0)  # a zero right-hand side needs no step
+    for c in (0, 1, 3):
+        steps = []
+        x, info = cg(A, B[:, c], rtol=1e-8, atol=0.0, maxiter=500, callback=steps.append)
+        assert info == 0
+        assert abs(int(iters[c]) - len(steps)) <= 1
+        assert np.allclose(X[:, c], x, rtol=1e-6, atol=1e-8 * np.abs(x).max())
+    X, iters, ok = lockstep_cg(A.matmat, B, 1e-14, 3)  # the cap: unconverged columns say so
+    assert iters.max() == 3 and not ok[[0, 1, 3]].any() and ok[2]
+
+
+def test_multiclass_is_one_solve_per_class():
+    """The lockstep solve of all classes equals fitting each class's +-1 column alone."""
+    rng = np.random.RandomState(2)
+    Z = sp.random(300, 50, density=0.1, format="csr", random_state=rng)
+    y = rng.randint(0, 3, 300)
+    m = CGRidge(lam=0.1, task="multiclass", tol=1e-10, maxiter=2000).fit(Z, y)
+    for c in range(3):
+        t = np.where(y == c, 1.0, -1.0)
+        one = CGRidge(lam=0.1, tol=1e-10, maxiter=2000).fit(Z, t)
+        assert np.allclose(m.coef_[:, c], one.coef_[:, 0], atol=1e-7)
+        assert np.isclose(m.intercept_[c], one.intercept_[0])

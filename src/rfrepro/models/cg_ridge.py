@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, cg
+from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
@@ -22,10 +22,10 @@ def _gram_matvec(indptr, indices, data, v, lam, out):  # pragma: no cover - comp
         out[j] = lam * v[j]
     for i in range(indptr.size - 1):
         s = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            s += data[k] * v[indices[k]]
-        for k in range(indptr[i], indptr[i + 1]):
-            out[indices[k]] += data[k] * s
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * v[indices[p]]
+        for p in range(indptr[i], indptr[i + 1]):
+            out[indices[p]] += data[p] * s
 
 
 @numba.njit(cache=True, nogil=True)
@@ -35,11 +35,57 @@ def _gram_matvec_pattern(indptr, indices, scale2, v, lam, out):  # pragma: no co
         out[j] = lam * v[j]
     for i in range(indptr.size - 1):
         s = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            s += v[indices[k]]
+        for p in range(indptr[i], indptr[i + 1]):
+            s += v[indices[p]]
         s *= scale2
-        for k in range(indptr[i], indptr[i + 1]):
-            out[indices[k]] += s
+        for p in range(indptr[i], indptr[i + 1]):
+            out[indices[p]] += s
+
+
+@numba.njit(cache=True, nogil=True)
+def _gram_matmat(indptr, indices, data, V, lam, out):  # pragma: no cover - compiled
+    """out = Z^T (Z V) + lam V for a (D, k) block V, in one pass over the rows of a CSR Z.
+
+    Row i's values give s = z_i' V (k numbers) and are added back as s z_i while
+    still in cache, so Z streams from memory once per product, for all k columns.
+    """
+    k = V.shape[1]
+    s = np.empty(k)
+    for j in range(V.shape[0]):
+        for c in range(k):
+            out[j, c] = lam * V[j, c]
+    for i in range(indptr.size - 1):
+        s[:] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            for c in range(k):
+                s[c] += data[p] * V[j, c]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            for c in range(k):
+                out[j, c] += data[p] * s[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _gram_matmat_pattern(indptr, indices, scale2, V, lam, out):  # pragma: no cover - compiled
+    """As _gram_matmat for a Z whose stored values all equal c (scale2 = c^2): only the indices are read."""
+    k = V.shape[1]
+    s = np.empty(k)
+    for j in range(V.shape[0]):
+        for c in range(k):
+            out[j, c] = lam * V[j, c]
+    for i in range(indptr.size - 1):
+        s[:] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            for c in range(k):
+                s[c] += V[j, c]
+        for c in range(k):
+            s[c] *= scale2
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            for c in range(k):
+                out[j, c] += s[c]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -91,45 +137,134 @@ def _local_layout(Z):
 
 
 def normal_operator(Z, lam: float) -> LinearOperator:
-    """The operator v -> Z^T (Z v) + lam v, never forming Z^T Z (denser than Z for sparse Z).
+    """The operator V -> Z^T (Z V) + lam V (a vector or a (D, k) block), never forming Z^T Z.
 
-    For a CSR ``Z`` the product is one compiled pass over the rows: row i's
-    values give s = z_i' v and are added back as s z_i while still in cache, so
-    Z streams from memory once per product instead of twice (Z v, then Z^T u).
-    Rows and columns are first renumbered for locality (see ``_local_layout``),
-    and when every stored value of Z is the same c (random binning's training
-    features, all 1/sqrt(R)) only the column indices are read, a third of the
-    bytes. Duplicate entries need no merging (each adds its share). Other
-    inputs use scipy's products.
+    Z^T Z is denser than a sparse Z. For a CSR ``Z`` each product is one
+    compiled pass over the rows (``_gram_matmat``: Z streams from memory once,
+    not twice, and once for all k columns of a block). Rows and columns are
+    first renumbered for locality (see ``_local_layout``), and when every stored
+    value of Z is the same c (random binning's training features, all
+    1/sqrt(R)) only the column indices are read, a third of the bytes.
+    Duplicate entries need no merging (each adds its share). Other inputs use
+    scipy's or BLAS's products.
 
     >>> Z = sp.random(30, 12, density=0.3, format="csr", random_state=0)
-    >>> v = np.arange(12.0)
-    >>> bool(np.allclose(normal_operator(Z, 0.5) @ v, Z.T @ (Z @ v) + 0.5 * v))
-    True
+    >>> V = np.arange(24.0).reshape(12, 2)
+    >>> A = normal_operator(Z, 0.5)
+    >>> bool(np.allclose(A @ V, Z.T @ (Z @ V) + 0.5 * V)), bool(np.allclose(A @ V[:, 0], (A @ V)[:, 0]))
+    (True, True)
     """
+    matmat, label = _gram_products(Z, lam)
     D = Z.shape[1]
-    if sp.issparse(Z) and Z.format == "csr":
-        indptr, indices, data, label = _local_layout(Z)
-        data = np.asarray(data, dtype=np.float64)
-        constant = data.size > 0 and bool(np.all(data == data[0]))
+    if label is not None:
+        local = matmat
 
-        def matvec(v):
-            v_local = np.empty(D)
-            v_local[label] = np.ravel(v)
-            out = np.empty(D)
-            if constant:
-                _gram_matvec_pattern(indptr, indices, data[0] * data[0], v_local, lam, out)
-            else:
-                _gram_matvec(indptr, indices, data, v_local, lam, out)
-            return out[label]
-    else:
+        def matmat(V):
+            V_local = np.empty_like(V, dtype=np.float64)
+            V_local[label] = V
+            return np.take(local(V_local), label, axis=0)
+
+    def matvec(v):
+        return matmat(np.reshape(v, (-1, 1)))[:, 0]
+
+    return LinearOperator((D, D), matvec=matvec, rmatvec=matvec, matmat=matmat, dtype=np.float64)
+
+
+def _gram_products(Z, lam: float):
+    """(matmat, label): V -> Z^T (Z V) + lam V on (D, k) blocks, in the columns' local numbering ``label``.
+
+    ``label`` is None when the product uses Z's own numbering (dense or CSC Z);
+    else V's row j is original column ``argsort(label)[j]`` (see ``_local_layout``).
+    """
+    if not (sp.issparse(Z) and Z.format == "csr"):
         ZT = Z.T
+        return (lambda V: np.asarray(ZT @ (Z @ V)) + lam * V), None
+    indptr, indices, data, label = _local_layout(Z)
+    data = np.asarray(data, dtype=np.float64)
+    constant = data.size > 0 and bool(np.all(data == data[0]))
 
-        def matvec(v):
-            v = np.ravel(v)
-            return ZT @ (Z @ v) + lam * v
+    def matmat(V):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        out = np.empty_like(V)
+        if V.shape[1] == 1:  # the one-column kernels: no inner loop over columns
+            if constant:
+                _gram_matvec_pattern(indptr, indices, data[0] * data[0], V[:, 0], lam, out[:, 0])
+            else:
+                _gram_matvec(indptr, indices, data, V[:, 0], lam, out[:, 0])
+        elif constant:
+            _gram_matmat_pattern(indptr, indices, data[0] * data[0], V, lam, out)
+        else:
+            _gram_matmat(indptr, indices, data, V, lam, out)
+        return out
 
-    return LinearOperator((D, D), matvec=matvec, rmatvec=matvec, dtype=np.float64)
+    return matmat, label
+
+
+@numba.njit(cache=True, nogil=True)
+def _cg_step(X, R, P, AP, rr):  # pragma: no cover - compiled
+    """One CG step of every column in two passes: X += a P, R -= a AP (a = rr / p'Ap), P = R + (rr_new / rr) P.
+
+    Returns the new r'r per column (rr is left as it was)."""
+    D, k = X.shape
+    pap = np.zeros(k)
+    for j in range(D):
+        for c in range(k):
+            pap[c] += P[j, c] * AP[j, c]
+    alpha = rr / pap
+    new = np.zeros(k)
+    for j in range(D):
+        for c in range(k):
+            X[j, c] += alpha[c] * P[j, c]
+            R[j, c] -= alpha[c] * AP[j, c]
+            new[c] += R[j, c] * R[j, c]
+    beta = new / rr
+    for j in range(D):
+        for c in range(k):
+            P[j, c] = R[j, c] + beta[c] * P[j, c]
+    return new
+
+
+def lockstep_cg(matmat, B: np.ndarray, rtol: float,
+                maxiter: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Solve A X = B (A symmetric positive definite, given as ``matmat``: V -> A V for (D, k) blocks V) by k
+    conjugate-gradient recurrences in lockstep.
+
+    Each column follows exactly the textbook CG of its own right-hand side
+    (its own step sizes; stopped once ||r|| <= rtol ||b||, as scipy's ``cg``
+    with ``atol=0``), but the columns still running share one product A P per
+    iteration. When A's product streams a large Z from memory, k columns cost
+    about as much as one. scipy has no multi-right-hand-side CG (``cg`` takes
+    one vector), hence this loop; the running columns are kept as one
+    contiguous block (a converged column leaves it) and updated by a compiled
+    step. Returns X, each column's iteration count and whether it converged
+    within ``maxiter``.
+
+    >>> M = np.array([[4.0, 1.0], [1.0, 3.0]])
+    >>> X, its, ok = lockstep_cg(lambda V: M @ V, np.eye(2), 1e-12, 10)
+    >>> bool(np.allclose(X, np.linalg.inv(M))), its.tolist(), ok.tolist()
+    (True, [2, 2], [True, True])
+    """
+    B = np.asarray(B, dtype=np.float64).reshape(B.shape[0], -1)
+    k = B.shape[1]
+    X = np.zeros_like(B)
+    rr = np.einsum("ij,ij->j", B, B)
+    stop = (rtol * np.sqrt(rr)) ** 2
+    iters = np.zeros(k, dtype=np.int64)
+    done = rr <= stop
+    cols = np.flatnonzero(~done)  # the running block's columns
+    Xa, Ra, Pa, rra = X[:, cols], B[:, cols], B[:, cols], rr[cols]  # fancy indexing: copies
+    for _ in range(maxiter):
+        if not cols.size:
+            break
+        rra = _cg_step(Xa, Ra, Pa, np.ascontiguousarray(matmat(Pa)), rra)
+        iters[cols] += 1
+        keep = rra > stop[cols]
+        if not keep.all():  # converged columns leave the block
+            X[:, cols[~keep]] = Xa[:, ~keep]
+            done[cols[~keep]] = True
+            cols, Xa, Ra, Pa, rra = cols[keep], Xa[:, keep], Ra[:, keep], Pa[:, keep], rra[keep]
+    X[:, cols] = Xa
+    return X, iters, done
 
 
 class CGRidge(TaskMixin, BaseEstimator):
@@ -138,7 +273,8 @@ class CGRidge(TaskMixin, BaseEstimator):
     The solver touches Z only through products Z v and Z^T u, so a sparse
     ``Z`` (random binning) costs O(nnz(Z)) per iteration and is never
     densified. Classification is one-vs-all least squares on +-1 targets;
-    multi-column targets are solved one column at a time.
+    multi-column targets are solved together (``lockstep_cg``: each column its
+    own CG, one product with Z per iteration for all of them).
 
     Parameters
     ----------
@@ -198,29 +334,22 @@ class CGRidge(TaskMixin, BaseEstimator):
         Z = X.astype(np.float64, copy=False)
         T = self._encode(y)
         self.intercept_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1])
-        A = normal_operator(Z, lam)
-        self.coef_ = np.empty((Z.shape[1], T.shape[1]))
-        iters, ok = [], []
         # sparse Z: every BLAS call of CG is a memory-bound vector operation, where
         # BLAS threads only add synchronisation (the sparse products are serial anyway)
         with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
-            for k in range(T.shape[1]):
-                w, n_iter, converged = self._solve(A, Z.T @ (T[:, k] - self.intercept_[k]), maxiter)
-                self.coef_[:, k] = w
-                iters.append(n_iter)
-                ok.append(converged)
-        self.n_iter_ = int(max(iters))
-        self.converged_ = bool(all(ok))
+            # all target columns at once: one pass over Z per iteration serves every class;
+            # CG runs in the products' own column numbering (no permutation per iteration)
+            matmat, label = _gram_products(Z, lam)
+            B = np.asarray(Z.T @ (T - self.intercept_))
+            if label is not None:
+                B_local = np.empty_like(B)
+                B_local[label] = B
+                B = B_local
+            coef, iters, ok = lockstep_cg(matmat, B, self.tol, maxiter)
+            self.coef_ = coef if label is None else np.take(coef, label, axis=0)
+        self.n_iter_ = int(iters.max())
+        self.converged_ = bool(ok.all())
         return self
-
-    def _solve(self, A, b, maxiter: int) -> tuple[np.ndarray, int, bool]:
-        count = [0]
-
-        def tick(_):
-            count[0] += 1
-
-        w, info = cg(A, b, rtol=self.tol, atol=0.0, maxiter=maxiter, callback=tick)
-        return w, count[0], info == 0
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
