@@ -17,8 +17,10 @@ from experiments.chen2015.common import (
     FORM_IDS,
     FORMS,
     LABELS,
+    NEVER_HIGH,
     PAPER_KRR_DATASET,
     TEFM,
+    cap_robust,
     capped,
     dataset_names,
     display_name,
@@ -139,18 +141,18 @@ def feature_savings(curves: pd.DataFrame, base: str) -> dict:
             for t in TEFM if t in curves}
 
 
-def features_log_ratio(sub: pd.DataFrame) -> dict[str, pd.Series]:
+def features_log_ratio(sub: pd.DataFrame, never: float = NEVER) -> dict[str, pd.Series]:
     """Per baseline (by label), per seed: mean over targets and both TEFM maps of log(features TEFM needs / l).
 
     Each seed's own curves give its targets and its features-to-reach; a
-    target never reached counts as reached at ``NEVER`` x the largest l run.
+    target never reached counts as reached at ``never`` x the largest l run.
     """
     curves = {seed: g.groupby([L, "arm"])[RMSE].mean().unstack("arm") for seed, g in sub.groupby("seed")}
     out = {}
     for base in BASELINES:
         per_seed = {}
         for seed, c in curves.items():
-            cap = NEVER * float(c.index.max())
+            cap = never * float(c.index.max())
             logs = [np.log(capped([v * ell], cap)[0] / ell)
                     for r in feature_savings(c, base).values() for ell, v in r.items()]
             if logs:
@@ -187,7 +189,8 @@ def claims(table: pd.DataFrame) -> list[dict]:
                 statistic=("per baseline cell (RKS, Comp, Quasi, Ffood), per seed: geometric mean over targets and "
                            "TEFM-G/TEFM-S of (features TEFM needs to reach the target, interpolated in log l) / l, "
                            "where the targets are that baseline's RMSE at each l but the smallest; a target never "
-                           f"reached counts as {NEVER:g} x the largest l; the claim must hold in every cell; {where}"),
+                           f"reached counts as {NEVER:g} x the largest l (a pass must also hold at {NEVER_HIGH:g} x); "
+                           f"the claim must hold in every cell; {where}"),
                 threshold=1.0, side="less",
                 threshold_why="'much fewer features ... the same accuracy': TEFM needs fewer features than each "
                               "baseline for the same RMSE, a ratio below 1 in every cell (no margin set for 'much')")
@@ -205,11 +208,11 @@ def claims(table: pd.DataFrame) -> list[dict]:
                 continue
             mean_curves = means(sub, RMSE, L).loc[name]
             sav = {LABELS[b]: feature_savings(mean_curves, b) for b in BASELINES if b in mean_curves}
-            out.append(judge_every(
-                ids[0], features_log_ratio(sub), log=True, reason=cv_choice(sub),
-                measured={"l_needed_over_l_by_target_mean_curves": sav,
-                          "geomean_ratio_mean_curves": {b: {k: round(geo_mean(r.values()), 3) for k, r in v.items()}
-                                                        for b, v in sav.items()}},
-                **c14))
+            measured = {"l_needed_over_l_by_target_mean_curves": sav,
+                        "geomean_ratio_mean_curves": {b: {k: round(geo_mean(r.values()), 3) for k, r in v.items()}
+                                                      for b, v in sav.items()}}
+            out.append(cap_robust(
+                *(judge_every(ids[0], features_log_ratio(sub, never), log=True, reason=cv_choice(sub),
+                              measured=measured, **c14) for never in (NEVER, NEVER_HIGH)), NEVER))
             out.append(judge(ids[1], values=rmse_diff(sub), reason=cv_choice(sub), **c13))
     return out

@@ -20,9 +20,11 @@ from experiments.chen2015.common import (
     FORM_IDS,
     FORMS,
     LABELS,
+    NEVER_HIGH,
     PAPER_KRR_DATASET,
     STYLE,
     TEFM,
+    cap_robust,
     dataset_names,
     display_name,
     map_seconds,
@@ -172,13 +174,13 @@ def time_claim_data(sub: pd.DataFrame, base: str) -> dict:
     } for ell, target in targets.items()}
 
 
-def time_log_ratio(sub: pd.DataFrame) -> dict[str, pd.Series]:
+def time_log_ratio(sub: pd.DataFrame, never: float = NEVER) -> dict[str, pd.Series]:
     """Per baseline (by label), per seed: mean over its small-RMSE targets and both TEFM maps of
     log(TEFM time / baseline time).
 
     ``sub``: finished runs of one dataset and form with ``time_s``. Each seed's
     own runs give its targets and times; a target a TEFM map never reaches
-    counts as reached at ``NEVER`` x that map's longest time.
+    counts as reached at ``never`` x that map's longest time.
     """
     pts = {seed: g.rename(columns={RMSE: "rmse"})[["arm", L, "rmse", "time_s"]] for seed, g in sub.groupby("seed")}
     out = {}
@@ -192,7 +194,7 @@ def time_log_ratio(sub: pd.DataFrame) -> dict[str, pd.Series]:
                         continue
                     tt = v[f"{t}_s"]
                     if not np.isfinite(tt):
-                        tt = NEVER * float(p.loc[p["arm"] == t, "time_s"].max())
+                        tt = never * float(p.loc[p["arm"] == t, "time_s"].max())
                     logs.append(np.log(tt / v["baseline_s"]))
             if logs:
                 per_seed[seed] = float(np.mean(logs))
@@ -217,7 +219,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
                            "TEFM-G/TEFM-S of (time the TEFM map needs to reach the target) / (time the baseline "
                            f"needs), time = map + training; targets: that seed's baseline RMSE at its {N_TARGETS} "
                            f"largest l (the small RMSEs); never reached counts as {NEVER:g} x the map's longest "
-                           f"time; the claim must hold in every cell; {label}, {FORMS[form]} features"),
+                           f"time (a pass must also hold at {NEVER_HIGH:g} x); the claim must hold in every cell; {label}, {FORMS[form]} features"),
                 threshold=1.0,
                 threshold_why="'outperform the other methods ... even we consider the time used for the feature "
                               "map': less total time than each baseline for the same RMSE, a ratio below 1 in "
@@ -229,7 +231,8 @@ def claims(table: pd.DataFrame) -> list[dict]:
                 out.append(not_run(cid, reason=why, side="less", **spec))
                 continue
             mean_pts = _aggregate(sub)
-            out.append(judge_every(cid, time_log_ratio(sub), side="less", log=True,
-                                   measured={"mean_curves": {LABELS[b]: time_claim_data(mean_pts, b)
-                                                             for b in BASELINES}}, **spec))
+            measured = {"mean_curves": {LABELS[b]: time_claim_data(mean_pts, b) for b in BASELINES}}
+            out.append(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True,
+                                                measured=measured, **spec) for never in (NEVER, NEVER_HIGH)),
+                                  NEVER))
     return out

@@ -341,3 +341,17 @@ def test_table1_claims_fail_outside_the_paper_range():
 def test_table1_empty_is_not_run():
     v = _verdicts(table1.claims(pd.DataFrame()))
     assert set(v.values()) == {"not-run"} and len(v) == 15
+
+
+def test_fig2_feature_pass_resting_on_the_never_reached_cap_is_inconclusive():
+    # TEFM-G beats every baseline; TEFM-S never reaches Quasi's 0.55 at l = 200. Quasi's cell: logs of 0.5, 0.25
+    # (TEFM-G), 0.5 and cap / 200 (TEFM-S): at cap 2 x 200 the mean is -0.52 (a pass); at 100 x 200, +0.46
+    rmse = {**RMSE_GOOD, "quasi": [0.9, 0.8, 0.55], "tefm_g": [0.5, 0.45, 0.4]}
+    sub = common.of_form(fig2.finished(_krr_table(rmse, TIME)), "")
+    low = fig2.features_log_ratio(sub)["Quasi"]
+    high = fig2.features_log_ratio(sub, common.NEVER_HIGH)["Quasi"]
+    assert low.mean() == pytest.approx((np.log(0.5 * 0.25 * 0.5 * 2)) / 4, abs=0.02)
+    assert high.mean() == pytest.approx((np.log(0.5 * 0.25 * 0.5 * 100)) / 4, abs=0.02)
+    c = next(c for c in fig2.claims(_krr_table(rmse, TIME)) if c["id"] == "C1.4-features-blogfeedback")
+    assert c["verdict"] == "inconclusive" and "never reached" in c["reason"] and "fail" in c["reason"]
+    assert c["estimate"] < 1   # the reported interval stays the one at the stated cap
