@@ -221,3 +221,24 @@ def test_cv_bad_params(params, match):
     Z, y = _classification(2)
     with pytest.raises(ValueError, match=match):
         LeastSquaresClassifier(**params).fit(Z @ Z.T if params.get("precomputed") else Z, y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_cv_on_more_rows_than_features_matches_scikit_learn(n_classes):
+    """The Z^T Z route (n > D) picks scikit-learn's lam and its coefficients, without an n x D copy."""
+    import tracemalloc
+
+    from sklearn.linear_model import RidgeClassifierCV
+
+    rng = np.random.RandomState(n_classes)
+    Z = rng.standard_normal((20000, 40))
+    y = np.argmax(Z[:, :n_classes] + 1.5 * rng.standard_normal((20000, n_classes)), axis=1)
+    grid = np.logspace(-3, 4, 8)
+    ref = RidgeClassifierCV(alphas=grid, fit_intercept=False).fit(Z, y)
+    tracemalloc.start()
+    clf = LeastSquaresClassifier("cv", lam_grid=grid).fit(Z, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert clf.lam_ == ref.alpha_
+    np.testing.assert_allclose(clf.ridge_.coef_, np.asarray(ref.coef_).reshape(-1, 40).T, rtol=1e-7, atol=1e-10)
+    assert peak < 0.6 * Z.nbytes  # 2048-row blocks of Z V, never a second n x D array (scikit-learn's U)

@@ -28,6 +28,34 @@ def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         )
 
 
+def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 2048) -> tuple[float, np.ndarray]:
+    """(lam, coef) of the least mean squared leave-one-out error over ``grid``, for n > D rows, no intercept.
+
+    One eigendecomposition Z^T Z = V diag(s) V^T serves every lam: the
+    hat matrix's diagonal is h_i = sum_j (Z V)_ij^2 / (s_j + lam) and the
+    leave-one-out residual is (t_i - yhat_i) / (1 - h_i). Z V is formed a
+    block of rows at a time, so the extra memory is D x D plus a block, where
+    scikit-learn's SVD route (``RidgeClassifierCV``) holds an n x D U besides
+    Z: on 54000 x 10000 features that is 4.3 GB more per fit. Ties go to the
+    first (smallest) lam of the sorted ``grid``, as there.
+    """
+    s, V = np.linalg.eigh(Z.T @ Z)
+    s = np.maximum(s, 0.0)  # rounding can leave the smallest eigenvalues slightly negative
+    A = V.T @ (Z.T @ T)  # D x k
+    inv = 1.0 / (s[None, :] + grid[:, None])  # lams x D
+    sq = np.zeros(grid.size)
+    for start in range(0, Z.shape[0], chunk):
+        Q = Z[start:start + chunk] @ V
+        Q2 = Q * Q
+        t = T[start:start + chunk]
+        for g in range(grid.size):
+            h = Q2 @ inv[g]
+            yhat = Q @ (A * inv[g][:, None])
+            sq[g] += float(np.sum(((t - yhat) / (1.0 - h)[:, None]) ** 2))
+    best = int(np.argmin(sq))
+    return float(grid[best]), V @ (A * inv[best][:, None])
+
+
 class RidgeRegression(RegressorMixin, BaseEstimator):
     """Ridge regression min_w ||y - Z w||^2 + lam ||w||^2, i.e. KRR with kernel Z Z^T.
 
@@ -159,12 +187,19 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
-        # sorted, so that a tie (scikit-learn keeps the first best) goes to the smaller lam
-        cv = RidgeClassifierCV(alphas=np.sort(grid), fit_intercept=False).fit(X, y)
-        self.lam_ = float(cv.alpha_)
-        # its coefficients at lam_ come from the same eigendecomposition: no second solve
-        ridge = RidgeRegression(self.lam_)
-        ridge.coef_ = np.asarray(cv.coef_, dtype=np.float64).reshape(-1, X.shape[1]).T  # D x targets
+        # sorted, so that a tie (the first best is kept) goes to the smaller lam
+        grid = np.sort(grid)
+        ridge = RidgeRegression()
+        if X.shape[0] > X.shape[1]:
+            T = self._binarizer.transform(y).astype(np.float64)
+            ridge.lam, ridge.coef_ = _loo_primal(np.asarray(X, dtype=np.float64), T, grid)
+            self.lam_ = float(ridge.lam)
+        else:
+            cv = RidgeClassifierCV(alphas=grid, fit_intercept=False).fit(X, y)
+            self.lam_ = float(cv.alpha_)
+            # its coefficients at lam_ come from the same eigendecomposition: no second solve
+            ridge.lam = self.lam_
+            ridge.coef_ = np.asarray(cv.coef_, dtype=np.float64).reshape(-1, X.shape[1]).T  # D x targets
         ridge.n_features_in_ = X.shape[1]
         self.ridge_ = ridge
 

@@ -253,14 +253,17 @@ def _worker_died(p: Planned, exc: BaseException, attempt: int) -> dict:
     return _summary(rec)
 
 
-def _run_pool(todo: list[Planned], jobs: int, bar, results: list) -> None:
-    """Run ``todo`` on a loky process pool; a run whose worker dies is recorded and retried once.
+def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -> None:
+    """Run ``todo`` on a loky process pool; a run whose worker dies is recorded and retried once, alone.
 
     At most ``jobs`` runs are in flight, so every run caught by a pool crash
     was running: each is recorded ``failed`` (worker died) and queued once
     more; a run caught by two crashes stays failed. (loky stops the whole pool
     when one worker dies, so the run that killed it cannot be told from the
-    ones running beside it; they are retried alike.)
+    ones running beside it; they are retried alike.) The retries run after
+    every other run, one at a time: a run killed for memory by the runs beside
+    it then gets the machine to itself. ``submit`` (tests) replaces the function
+    the workers run.
     """
     import os
     from collections import Counter, deque
@@ -268,14 +271,18 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list) -> None:
 
     from joblib.externals.loky import get_reusable_executor
 
+    submit = submit or run_planned
     parent = os.getpid()
-    queue, inflight, attempts = deque(todo), {}, Counter()
+    queue, retry, inflight, attempts = deque(todo), deque(), {}, Counter()
+    width = jobs
     executor = get_reusable_executor(max_workers=jobs, reuse=True)
-    while queue or inflight:
-        while queue and len(inflight) < jobs:
+    while queue or retry or inflight:
+        if not queue and not inflight:  # only retries left: one at a time
+            queue, retry, width = retry, deque(), 1
+        while queue and len(inflight) < width:
             p = queue.popleft()
             try:
-                inflight[executor.submit(run_planned, p, parent, "loky")] = p
+                inflight[executor.submit(submit, p, parent, "loky")] = p
             except RuntimeError:  # the pool broke between two submissions: start a new one
                 queue.appendleft(p)
                 executor = get_reusable_executor(max_workers=jobs, reuse=True)
@@ -294,7 +301,7 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list) -> None:
                     attempts[p.run_id] += 1
                     rec = _worker_died(p, exc, attempts[p.run_id])
                     if attempts[p.run_id] < 2:
-                        queue.append(p)
+                        retry.append(p)
                         continue
                 else:
                     from rfrepro.runner.run import record_failure
