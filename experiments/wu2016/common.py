@@ -50,10 +50,17 @@ def performance(sub: pd.DataFrame, col: str = ERROR) -> tuple[pd.Series, str]:
 
 
 def per_dataset(table: pd.DataFrame):
-    """(name, finished rows) for each dataset of the study, finished rows possibly empty."""
+    """(name, finished rows) for each dataset of the study, finished rows possibly empty.
+
+    An arm named ``<method>_<dataset>`` (a dataset given its own seeds, as
+    Fig. 5's ``rb_mnist``) is the method's arm: its rows come back as ``<method>``.
+    """
     ok = finished(table)
     for name in dataset_names(table):
-        yield name, ok[ok["dataset.name"] == name] if len(ok) else ok
+        sub = ok[ok["dataset.name"] == name] if len(ok) else ok
+        if len(sub) and "arm" in sub:
+            sub = sub.assign(arm=sub["arm"].astype(str).str.removesuffix(f"_{name}"))
+        yield name, sub
 
 
 def spearman_per_seed(sub: pd.DataFrame, x: str, y: str) -> pd.Series:

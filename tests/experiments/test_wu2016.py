@@ -226,3 +226,15 @@ def test_fig6_thread_count_is_part_of_the_run_identity():
     jobs = expand("wu2016/fig6", smoke=True)
     points = {tuple(o for o in j.overrides if o.startswith("model.n_threads")) for j in jobs}
     assert points == {("model.n_threads=1",), ("model.n_threads=2",)}
+
+
+def test_fig5_arms_of_a_dataset_with_its_own_seeds_count_as_the_method():
+    """rb_mnist (mnist's own seeds) is judged as rb: the same verdicts and estimates as arms named rb."""
+    t = _fig5_table(rb_error=0.2).query("`dataset.name` == 'cadata'")
+    renamed = t.assign(**{"dataset.name": "mnist", "arm": t["arm"] + "_mnist"})
+    plain = t.assign(**{"dataset.name": "mnist"})
+    a, b = _by_id(fig5.claims(renamed)), _by_id(fig5.claims(plain))
+    assert a["C5.1-mnist-accuracy"]["verdict"] == "pass"
+    assert {k: (v["verdict"], v["estimate"]) for k, v in a.items()} == \
+        {k: (v["verdict"], v["estimate"]) for k, v in b.items()}
+    assert "| RandBin | 16 |" in fig5.summary(renamed) and "rb_mnist" not in fig5.summary(renamed)
