@@ -29,20 +29,6 @@ def _gram_matvec(indptr, indices, data, v, lam, out):  # pragma: no cover - comp
 
 
 @numba.njit(cache=True, nogil=True)
-def _gram_matvec_pattern(indptr, indices, scale2, v, lam, out):  # pragma: no cover - compiled
-    """As _gram_matvec for a Z whose stored values all equal c (scale2 = c^2): only the indices are read."""
-    for j in range(v.size):
-        out[j] = lam * v[j]
-    for i in range(indptr.size - 1):
-        s = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            s += v[indices[p]]
-        s *= scale2
-        for p in range(indptr[i], indptr[i + 1]):
-            out[indices[p]] += s
-
-
-@numba.njit(cache=True, nogil=True)
 def _gram_matmat(indptr, indices, data, V, lam, out):  # pragma: no cover - compiled
     """out = Z^T (Z V) + lam V for a (D, k) block V, in one pass over the rows of a CSR Z.
 
@@ -64,28 +50,6 @@ def _gram_matmat(indptr, indices, data, V, lam, out):  # pragma: no cover - comp
             j = indices[p]
             for c in range(k):
                 out[j, c] += data[p] * s[c]
-
-
-@numba.njit(cache=True, nogil=True)
-def _gram_matmat_pattern(indptr, indices, scale2, V, lam, out):  # pragma: no cover - compiled
-    """As _gram_matmat for a Z whose stored values all equal c (scale2 = c^2): only the indices are read."""
-    k = V.shape[1]
-    s = np.empty(k)
-    for j in range(V.shape[0]):
-        for c in range(k):
-            out[j, c] = lam * V[j, c]
-    for i in range(indptr.size - 1):
-        s[:] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            for c in range(k):
-                s[c] += V[j, c]
-        for c in range(k):
-            s[c] *= scale2
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            for c in range(k):
-                out[j, c] += s[c]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -181,18 +145,16 @@ def _gram_products(Z, lam: float):
         return (lambda V: np.asarray(ZT @ (Z @ V)) + lam * V), None
     indptr, indices, data, label = _local_layout(Z)
     data = np.asarray(data, dtype=np.float64)
-    constant = data.size > 0 and bool(np.all(data == data[0]))
+
+    if data.size and bool(np.all(data == data[0])):
+        # one value c (random binning's training Z): a stride-0 view, so only the indices stream from memory
+        data = np.broadcast_to(data[0], data.shape)
 
     def matmat(V):
         V = np.ascontiguousarray(V, dtype=np.float64)
         out = np.empty_like(V)
-        if V.shape[1] == 1:  # the one-column kernels: no inner loop over columns
-            if constant:
-                _gram_matvec_pattern(indptr, indices, data[0] * data[0], V[:, 0], lam, out[:, 0])
-            else:
-                _gram_matvec(indptr, indices, data, V[:, 0], lam, out[:, 0])
-        elif constant:
-            _gram_matmat_pattern(indptr, indices, data[0] * data[0], V, lam, out)
+        if V.shape[1] == 1:  # the one-column kernel: no inner loop over columns
+            _gram_matvec(indptr, indices, data, V[:, 0], lam, out[:, 0])
         else:
             _gram_matmat(indptr, indices, data, V, lam, out)
         return out
