@@ -168,3 +168,22 @@ def test_a_results_override_gets_the_runs_and_the_outputs(tmp_path):
     assert status["recorded"] == status["expected_runs"] == N_SMOKE and status["missing"] == 0
     assert {c["verdict"] for c in json.loads((elsewhere / "claims" / "sun2018-fig1.json").read_text())} != {"not-run"}
     assert not (tmp_path / "results").exists()  # nothing written to the default root
+
+
+def test_report_names_runs_refused_by_the_memory_budget(tmp_path):
+    import pandas as pd
+
+    from rfrepro.report import study_section
+
+    slug = "wu2016-fig5"
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / f"{slug}.status.json").write_text(
+        json.dumps({"expected_runs": 3, "counts": {"ok": 1, "refused": 2}}))
+    err = "MemoryBudgetExceeded: exact kernel of 60000 training rows needs 26.8 GB, over the budget"
+    pd.DataFrame({"run_id": ["a", "b", "c"], "status": ["ok", "refused", "refused"],
+                  "error": [None, err, err], "arm": ["rb", "exact", "exact"]}).to_parquet(
+        tmp_path / "tables" / f"{slug}.parquet")
+    text = study_section("wu2016/fig5", tmp_path)
+    assert "1 ok, 2 refused" in text
+    assert "Not run, over the memory budget: 2 runs (e.g. `MemoryBudgetExceeded: exact kernel of 60000" in text
+    assert "Failed runs" not in text

@@ -13,7 +13,7 @@ X. The time of a sum of terms grows locally like its largest term, so a
 log-log slope lies between the smallest and largest exponents of the terms
 (``EXPECTED``): e.g. TEFM-G's map against l, terms m n l, l^3 and n l^2, has
 an exponent between 1 and 3 (2 while n l^2 dominates, as at n = 16000,
-l <= 800). Our TEFM-S applies the SRHT over the n training rows
+l <= 1600). Our TEFM-S applies the SRHT over the n training rows
 (O(n d log n)); our TEFM-G uses q = 1 (more n l d products, same exponents).
 """
 

@@ -132,6 +132,10 @@ def study_section(study: str, root: Path) -> str:
     if len(bad):
         unavailable = bad[bad["status"] == "unavailable"]
         failed = bad[bad["status"] == "failed"]
+        refused = bad[bad["status"] == "refused"]
+        if len(refused):
+            err = str(refused.iloc[0].get("error", "")).splitlines()[0][:200]
+            lines += [f"Not run, over the memory budget: {len(refused)} runs (e.g. `{_md(err)}`).", ""]
         if len(unavailable):
             names = sorted(set(unavailable.get("dataset.name", pd.Series(dtype=str)).dropna()))
             lines += [f"Not run, data unavailable: {', '.join(names)} ({len(unavailable)} runs). "

@@ -159,6 +159,23 @@ def test_exact_kernel_output_kind():
     assert ExactKernel.output_kind == "kernel"
 
 
+def test_exact_kernel_cache_returns_the_same_block_and_zero_turns_it_off():
+    X, Y = _data(30), _data(9, seed=2)
+    cached = ExactKernel(sigma=1.0).fit(X)
+    first = cached.transform(Y)
+    assert cached.transform(Y) is first and not first.flags.writeable  # a hit: no recomputation
+    fresh = ExactKernel(sigma=1.0, cache_bytes=0).fit(X)
+    a, b = fresh.transform(Y), fresh.transform(Y)
+    assert a is not b and a is not first and a.flags.writeable  # computed afresh each time
+    np.testing.assert_array_equal(a, first)
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "1GB"])
+def test_exact_kernel_rejects_a_bad_cache_size(bad):
+    with pytest.raises(ValueError, match="cache_bytes"):
+        ExactKernel(cache_bytes=bad).fit(_data(10))
+
+
 def test_exact_kernel_unknown_kernel():
     with pytest.raises(ValueError, match="gaussian, laplacian, polynomial"):
         ExactKernel(kernel="cosine").fit_transform(_data(10))

@@ -175,3 +175,20 @@ def test_warnings_are_recorded_not_printed(results_root, recwarn):
     assert rec["fitted"]["model_converged"] is False
     assert any("ConvergenceWarning" in w for w in rec["warnings"])
     assert not [w for w in recwarn if "converge" in str(w.message)]
+
+
+def test_a_run_over_the_memory_budget_is_refused_not_failed(results_root):
+    from rfrepro.runner.summary import EXIT_NOT_RUN, exit_code, summarize
+
+    # the exact kernel of 400 rows is 1.2 MB, over a 1 MB budget: refused before anything is allocated
+    exact = ["dataset.n_train=400", "dataset.n_test=500", "method=raw_inputs", "model=exact_krr"]
+    cfg = compose(exact + ["model.max_memory_gb=0.001"])
+    rec = run_and_record(cfg)
+    assert rec["status"] == "refused" and rec["error_type"] == "MemoryBudgetExceeded"
+    assert "needs 0.0 GB, over the budget max_memory_gb = 0.001 GB" in rec["error"]
+    assert not RecordStore(results_root, "adhoc-run").is_finished(rec["run_id"])
+    assert exit_code([rec, {"status": "ok"}]) == EXIT_NOT_RUN
+    lines = summarize("adhoc/run", [rec], str(results_root))
+    assert "1 refused" in lines[0] and "NOT RUN (1 runs): over the memory budget" in lines[1]
+    # within the budget the same run finishes
+    assert run_and_record(compose(exact + ["model.max_memory_gb=0.01"]))["status"] == "ok"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import numbers
 from collections import OrderedDict
 
 import numpy as np
@@ -82,15 +83,24 @@ class ExactKernel(FeatureMap):
     Used by the kernel models (kernel SVM, dual KRR) through a precomputed
     kernel, and as the reference for kernel-approximation errors. Its output
     is a kernel block, not a feature vector (``output_kind = "kernel"``).
+
+    Blocks K(X, X_fit) of at most ``cache_bytes`` in all are kept per process
+    (read-only) and returned again for the same rows, fitted rows and kernel:
+    a sweep over the regularisation of a kernel SVM scores the same test rows
+    against the same training rows once per lambda (Sun et al.'s 17 lambdas x
+    10^5 test points). ``cache_bytes=0`` computes every block afresh, as a
+    study that times the map needs.
     """
 
     output_kind = "kernel"
 
-    def __init__(self, *, kernel="gaussian", sigma=1.0, degree: int = 2, offset: float = 1.0):
+    def __init__(self, *, kernel="gaussian", sigma=1.0, degree: int = 2, offset: float = 1.0,
+                 cache_bytes: int = 1 << 30):
         self.kernel = kernel
         self.sigma = sigma
         self.degree = degree
         self.offset = offset
+        self.cache_bytes = cache_bytes
 
     # the sigma rules subsample rows above 2000 points: keep that draw fixed
     random_state = 0
@@ -103,6 +113,9 @@ class ExactKernel(FeatureMap):
     def _fit(self, X):
         if self.kernel not in KERNELS:
             raise ValueError(f"kernel={self.kernel!r}; valid kernels: {', '.join(KERNELS)}")
+        if isinstance(self.cache_bytes, bool) or not isinstance(self.cache_bytes, numbers.Integral) \
+                or self.cache_bytes < 0:
+            raise ValueError(f"cache_bytes={self.cache_bytes!r}; must be an integer >= 0 (0: no cache)")
         if self.kernel != "polynomial":
             self.sigma_ = self._resolve_sigma(X, self.kernel)
         self.X_fit_ = np.array(X)
@@ -112,14 +125,12 @@ class ExactKernel(FeatureMap):
     def _transform_chunk(self, X, out):
         out[...] = kernel_matrix(self.kernel, X, self.X_fit_.astype(X.dtype), **self._params())
 
-    #: K(X, X_fit) blocks kept per process (read-only), at most this many bytes: a sweep over
-    #: the regularisation of a kernel SVM scores the same test rows against the same
-    #: training rows once per lambda (Sun et al.'s 17 lambdas x 10^5 test points)
-    cache_bytes = 1 << 30
     _cache: OrderedDict = OrderedDict()
 
     def transform(self, X):
         check_is_fitted(self)
+        if self.cache_bytes <= 0:
+            return super().transform(X)
         X = np.asarray(X)
         key = (hashlib.sha1(np.ascontiguousarray(X)).hexdigest(), X.shape, X.dtype.str,
                hashlib.sha1(np.ascontiguousarray(self.X_fit_)).hexdigest(), self.kernel,

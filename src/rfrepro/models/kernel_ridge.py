@@ -15,13 +15,21 @@ from rfrepro.models.ridge import _check_lam
 _PREDICT_BLOCK_VALUES = 1 << 24
 
 
+class MemoryBudgetExceeded(MemoryError):
+    """A computation refused before it starts: it needs more memory than ``max_memory_gb``.
+
+    A run refused so is recorded as not run (status ``refused``), not as failed:
+    nothing went wrong, the machine was not asked for what it cannot give.
+    """
+
+
 def check_memory_budget(n_bytes: float, max_memory_gb: float | None, what: str) -> None:
-    """Raise MemoryError naming the memory ``what`` needs and the budget, when it does not fit."""
+    """Raise MemoryBudgetExceeded naming the memory ``what`` needs and the budget, when it does not fit."""
     if max_memory_gb is None:
         return
     budget = float(max_memory_gb) * 2**30
     if n_bytes > budget:
-        raise MemoryError(f"{what} needs {n_bytes / 2**30:.1f} GB, over the budget max_memory_gb = "
+        raise MemoryBudgetExceeded(f"{what} needs {n_bytes / 2**30:.1f} GB, over the budget max_memory_gb = "
                           f"{float(max_memory_gb):g} GB")
 
 
@@ -78,7 +86,7 @@ class ExactKernelRidge(TaskMixin, BaseEstimator):
     >>> ExactKernelRidge(max_memory_gb=1e-6).fit(X, y)
     Traceback (most recent call last):
     ...
-    MemoryError: exact kernel of 50 training rows needs 0.0 GB, over the budget max_memory_gb = 1e-06 GB
+    rfrepro.models.kernel_ridge.MemoryBudgetExceeded: exact kernel of 50 training rows needs 0.0 GB, over the budget max_memory_gb = 1e-06 GB
     """
 
     recorded_attributes = ("kernel_bytes_",)

@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: Record statuses. Only FINISHED counts as done; the others are tried again.
-FINISHED, FAILED, UNAVAILABLE = "ok", "failed", "unavailable"
-STATUSES = (FINISHED, FAILED, UNAVAILABLE)
+#: Record statuses. Only FINISHED counts as done; the others are tried again. UNAVAILABLE: its
+#: data could not be had; REFUSED: it needs more memory than its budget (``max_memory_gb``).
+FINISHED, FAILED, UNAVAILABLE, REFUSED = "ok", "failed", "unavailable", "refused"
+STATUSES = (FINISHED, FAILED, UNAVAILABLE, REFUSED)
 
 
 def _umask() -> int:

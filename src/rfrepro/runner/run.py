@@ -33,9 +33,11 @@ from rfrepro.data import DatasetUnavailable, fingerprint, load_dataset
 from rfrepro.features._base import fitted_summary
 from rfrepro.kernels import kernel_matrix, resolve_bandwidth
 from rfrepro.metrics import KernelReference, kernel_errors, kernel_spectra, prediction_metrics
+from rfrepro.models.kernel_ridge import MemoryBudgetExceeded
 from rfrepro.results.store import (
     FAILED,
     FINISHED,
+    REFUSED,
     UNAVAILABLE,
     RecordStore,
     atomic_replace,
@@ -399,7 +401,8 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
     """Run ``cfg`` unless a finished record of the same computation exists; leave one record.
 
     A run that raises leaves a ``failed`` record with its traceback (or
-    ``unavailable`` when its data cannot be had); neither counts as finished,
+    ``unavailable`` when its data cannot be had, ``refused`` when it needs more
+    memory than its ``max_memory_gb`` budget); none counts as finished,
     so the next sweep tries it again. A run another process is computing
     (its lock is held) is not started: the result says ``busy``. ``parent``:
     the pid of the sweep that started this worker; if it has died the
@@ -440,7 +443,8 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
             try:
                 body, status, extra = execute(cfg, fp, rid), FINISHED, {}
             except Exception as exc:  # noqa: BLE001 - every failure must leave a record
-                status = UNAVAILABLE if isinstance(exc, DatasetUnavailable) else FAILED
+                status = (UNAVAILABLE if isinstance(exc, DatasetUnavailable)
+                          else REFUSED if isinstance(exc, MemoryBudgetExceeded) else FAILED)
                 body = {"dataset": {"name": cfg.dataset.get("name")}}
                 extra = {"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
                          "traceback": traceback.format_exc()}

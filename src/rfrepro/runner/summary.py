@@ -6,8 +6,9 @@ Exit statuses of ``python -m rfrepro.reproduce`` (and so of ``make reproduce-*``
 0     every run finished (now or before)
 1     at least one run failed (its record has the error and traceback)
 2     bad input: unknown study, dataset or method, bad value, unwritable path
-3     no run failed, but some were not run: data unavailable, or another
-      process is computing them (run the command again when it is done)
+3     no run failed, but some were not run: data unavailable, refused by
+      the memory budget (``max_memory_gb``), or another process is
+      computing them (run the command again when it is done)
 ====  =====================================================================
 
 ``python -m rfrepro`` (one run, or a Hydra multirun) exits 1 when any run
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rfrepro.results.store import FAILED, FINISHED, UNAVAILABLE
+from rfrepro.results.store import FAILED, FINISHED, REFUSED, UNAVAILABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// base of a `wget --mirror` "
@@ -63,6 +64,11 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
                      + (", ".join(urls) if urls else "none (no public URL: see the dataset config)"))
     if unavailable:
         lines.append(f"  {MIRROR_HELP}")
+    refused = [r for r in results if r.get("status") == REFUSED]
+    if refused:
+        first = str(refused[0].get("error") or "").splitlines()[0][:300] if refused[0].get("error") else ""
+        lines.append(f"  NOT RUN ({len(refused)} runs): over the memory budget, e.g. {refused[0].get('arm')}: "
+                     f"{first} (raise model.max_memory_gb= where the machine has the memory)")
     busy = counts.get("busy", 0)
     if busy:
         lines.append(f"  NOT RUN ({busy} runs): another process holds their lock; run again when it is done")
