@@ -192,3 +192,22 @@ def test_a_run_over_the_memory_budget_is_refused_not_failed(results_root):
     assert "1 refused" in lines[0] and "NOT RUN (1 runs): over the memory budget" in lines[1]
     # within the budget the same run finishes
     assert run_and_record(compose(exact + ["model.max_memory_gb=0.01"]))["status"] == "ok"
+
+
+def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_root):
+    from rfrepro.features import Nystroem, RandomFourierFeatures
+    from rfrepro.runner.run import warm_up
+
+    X = np.random.RandomState(0).randn(50, 3)
+    fmap = RandomFourierFeatures(n_components=8, random_state=0)
+    warm_up(fmap, X, None, 10)
+    assert not hasattr(fmap, "n_features_out_")  # a copy was fitted, not the map
+    warm_up(Nystroem(n_components=40), X, None, 10)  # cannot fit 10 rows: stays cold, no error
+    cold = run_and_record(compose(FAST))
+    warm = run_and_record(compose(FAST + ["eval.warmup_rows=64"]))
+    assert warm["run_id"] != cold["run_id"]  # a different computation of the times
+    assert warm["metrics"] == cold["metrics"] and not warm.get("warnings")
+    with pytest.raises(ValueError, match="eval.warmup_rows must be an integer >= 0, got -1"):
+        from rfrepro.runner.validate import check_run_config
+
+        check_run_config(compose(FAST + ["eval.warmup_rows=-1"]))

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
-from sklearn.base import TransformerMixin
+from sklearn.base import TransformerMixin, clone
 
 from rfrepro.data import DatasetUnavailable, fingerprint, load_dataset
 from rfrepro.features._base import fitted_summary
@@ -203,14 +203,37 @@ def check_compatible(fmap, model, task: str) -> None:
                          "classification task; use a classifier (e.g. model=ls or model=linear_svm)")
 
 
+def warm_up(fmap, X, y, rows: int) -> None:
+    """Fit and transform a copy of ``fmap`` on the first ``rows`` rows, untimed and unrecorded.
+
+    The first call of a code path in a process pays one-time costs (numba
+    compiling or loading its kernels, lazy imports, thread pools): about a
+    second, which a timing study would count as the map's time in whichever
+    run a worker does first. A map that cannot be fitted on so few rows (more
+    landmarks than rows, say) is left cold: the warm-up only removes a cost.
+    """
+    if rows <= 0:
+        return
+    part = slice(0, min(rows, X.shape[0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            clone(fmap).fit(X[part], None if y is None else y[part]).transform(X[part])
+        except Exception:  # noqa: BLE001 - a map too big for the warm-up rows stays cold
+            pass
+
+
 def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool):
     """Fit the map once; transform the training rows once (when the model needs them).
 
     A map that defines its own ``fit_transform`` (e.g. TEFM, whose fit
     computes the training features anyway) is timed as ``fit_transform_s``;
-    otherwise ``fit_s`` and ``transform_train_s`` are separate.
+    otherwise ``fit_s`` and ``transform_train_s`` are separate. With
+    ``eval.warmup_rows`` > 0 a copy of the map is first run on that many rows,
+    untimed (:func:`warm_up`).
     """
     fmap = _build(run_cfg.method)
+    warm_up(fmap, X, y, int(run_cfg.eval.get("warmup_rows") or 0))
     own = type(fmap).fit_transform is not TransformerMixin.fit_transform
     if transform_train and own:
         with timer("fit_transform_s"):

@@ -28,5 +28,6 @@ def check_run_config(cfg: DictConfig) -> None:
     if cfg.eval.kernel_error:
         _int_at_least(cfg.eval.kernel_error_points, "eval.kernel_error_points", 2)
     _int_at_least(cfg.eval.test_chunk_rows, "eval.test_chunk_rows", 1)
+    _int_at_least(cfg.eval.get("warmup_rows", 0), "eval.warmup_rows", 0)
     if str(cfg.dtype) not in ("float64", "float32"):
         raise ValueError(f"dtype must be float64 or float32, got {cfg.dtype!r}")
