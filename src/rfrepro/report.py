@@ -22,6 +22,7 @@ from rfrepro.reproduce import results_root
 from rfrepro.results.outputs import build_outputs, failed_runs, slug_of
 from rfrepro.results.store import atomic_write_text
 from rfrepro.runner.env import provenance
+from rfrepro.runner.summary import first_line
 
 VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run"}
 
@@ -134,7 +135,7 @@ def study_section(study: str, root: Path) -> str:
         failed = bad[bad["status"] == "failed"]
         refused = bad[bad["status"] == "refused"]
         if len(refused):
-            err = str(refused.iloc[0].get("error", "")).splitlines()[0][:200]
+            err = first_line(refused.iloc[0].get("error"), 200)
             lines += [f"Not run, over the memory budget: {len(refused)} runs (e.g. `{_md(err)}`).", ""]
         if len(unavailable):
             names = sorted(set(unavailable.get("dataset.name", pd.Series(dtype=str)).dropna()))
@@ -143,7 +144,7 @@ def study_section(study: str, root: Path) -> str:
         if len(failed):
             lines += [f"Failed runs ({len(failed)}; tracebacks in `runs/{slug}/<run_id>.json`):", ""]
             for _, r in failed.head(20).iterrows():
-                err = str(r.get("error", "")).splitlines()[0][:200]
+                err = first_line(r.get("error"), 200)
                 lines.append(f"- `{r['run_id']}` {r.get('arm')} seed={r.get('seed')}: {_md(err)}")
             if len(failed) > 20:
                 lines.append(f"- ... and {len(failed) - 20} more")

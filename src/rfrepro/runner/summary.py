@@ -26,6 +26,12 @@ MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// b
                "copy of the official URLs), or add mirror=<base URL> to the command")
 
 
+def first_line(text, limit: int = 300) -> str:
+    """The first line of an error message, at most ``limit`` characters ("" for none)."""
+    lines = str(text or "").splitlines()
+    return lines[0][:limit] if lines else ""
+
+
 def status_of(res: dict) -> str:
     return "skipped (finished before)" if res.get("_skipped") else str(res.get("status"))
 
@@ -48,7 +54,7 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
         if r.get("status") == FAILED:
             where = (f"traceback in {results_root}/runs/{slug}/{r['run_id']}.json"
                      if r.get("run_id") else "no record (the config did not compose)")
-            err = str(r.get("error") or "").splitlines()[0][:300] if r.get("error") else ""
+            err = first_line(r.get("error"))
             lines.append(f"  FAILED {r.get('arm')} {r.get('run_id')}: {r.get('error_type') or ''} "
                          f"{err} ({where})")
     unavailable: dict[str, list[str]] = {}
@@ -66,9 +72,9 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
         lines.append(f"  {MIRROR_HELP}")
     refused = [r for r in results if r.get("status") == REFUSED]
     if refused:
-        first = str(refused[0].get("error") or "").splitlines()[0][:300] if refused[0].get("error") else ""
         lines.append(f"  NOT RUN ({len(refused)} runs): over the memory budget, e.g. {refused[0].get('arm')}: "
-                     f"{first} (raise model.max_memory_gb= where the machine has the memory)")
+                     f"{first_line(refused[0].get('error'))} (raise model.max_memory_gb= where the machine has "
+                     "the memory)")
     busy = counts.get("busy", 0)
     if busy:
         lines.append(f"  NOT RUN ({busy} runs): another process holds their lock; run again when it is done")
