@@ -242,3 +242,43 @@ def test_cv_on_more_rows_than_features_matches_scikit_learn(n_classes):
     assert clf.lam_ == ref.alpha_
     np.testing.assert_allclose(clf.ridge_.coef_, np.asarray(ref.coef_).reshape(-1, 40).T, rtol=1e-7, atol=1e-10)
     assert peak < 0.6 * Z.nbytes  # 2048-row blocks of Z V, never a second n x D array (scikit-learn's U)
+
+
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_cv_on_fewer_rows_than_features_matches_scikit_learn(n_classes):
+    """The Z Z^T route (n <= D) picks scikit-learn's lam and its coefficients."""
+    from sklearn.linear_model import RidgeClassifierCV
+
+    rng = np.random.RandomState(10 + n_classes)
+    Z = rng.standard_normal((300, 500)) / np.sqrt(500)
+    y = np.argmax(Z[:, :n_classes] * 20 + rng.standard_normal((300, n_classes)), axis=1)
+    grid = np.logspace(-3, 2, 6)
+    ref = RidgeClassifierCV(alphas=grid, fit_intercept=False).fit(Z, y)
+    clf = LeastSquaresClassifier("cv", lam_grid=grid).fit(Z, y)
+    assert clf.lam_ == ref.alpha_ and clf.lam_ not in (grid[0], grid[-1])
+    np.testing.assert_allclose(clf.ridge_.coef_, np.asarray(ref.coef_).reshape(-1, 500).T, rtol=1e-7, atol=1e-10)
+
+
+def test_cv_loo_rows_averages_the_leave_one_out_error_over_a_subset():
+    """loo_rows = m: the lam whose brute-force leave-one-out error, averaged over the same m rows, is least."""
+    rng = np.random.RandomState(7)
+    Z = rng.standard_normal((120, 6))
+    y = (Z[:, 0] + 0.8 * rng.standard_normal(120) > 0).astype(int)
+    T = np.where(y == 1, 1.0, -1.0)[:, None]
+    grid = [1e-3, 1.0, 10.0, 30.0, 100.0, 1e3]
+    per_row = np.array([[float(np.sum((Z[i] @ _closed_form(np.delete(Z, i, 0), np.delete(T, i, 0), lam) - T[i]) ** 2))
+                         for i in range(120)] for lam in grid])
+    picks = set()
+    for seed in range(6):
+        clf = LeastSquaresClassifier("cv", lam_grid=grid, loo_rows=15, random_state=seed).fit(Z, y)
+        rows = np.sort(np.random.RandomState(seed).choice(120, 15, replace=False))
+        assert clf.lam_ == grid[int(np.argmin(per_row[:, rows].mean(1)))]
+        picks.add(clf.lam_)
+        # the fit itself uses every row: the plain ridge at lam_
+        np.testing.assert_allclose(clf.ridge_.coef_, _closed_form(Z, T, clf.lam_), rtol=1e-8)
+    assert len(picks) > 1  # 15 rows are few enough for the choice to depend on them: the subset is used
+    full = LeastSquaresClassifier("cv", lam_grid=grid).fit(Z, y)
+    assert full.lam_ == grid[int(np.argmin(per_row.mean(1)))]
+    assert LeastSquaresClassifier("cv", lam_grid=grid, loo_rows=120).fit(Z, y).lam_ == full.lam_
+    with pytest.raises(ValueError, match="loo_rows must be an integer >= 1 or None"):
+        LeastSquaresClassifier("cv", loo_rows=0).fit(Z, y)

@@ -211,3 +211,30 @@ def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_roo
         from rfrepro.runner.validate import check_run_config
 
         check_run_config(compose(FAST + ["eval.warmup_rows=-1"]))
+
+
+def test_runs_that_differ_only_in_their_model_share_one_fit(results_root):
+    """eval.share_fit: the second model loads the first run's fitted map and records its fit time."""
+    sel = ["dataset=checkerboard", "dataset.n_train=300", "dataset.n_test=300", "method=rff_selection",
+           "method.max_components=60", "method.chunk_size=5", "eval.share_fit=true"]
+    svm = run_and_record(compose(sel + ["model=linear_svm"]))
+    ls = run_and_record(compose(sel + ["model=ls"]))
+    assert "fit_shared_from" not in svm and ls["fit_shared_from"] == f"adhoc-run/{svm['run_id']}"
+    assert ls["fitted"]["n_selected"] == svm["fitted"]["n_selected"]
+    assert ls["timings"]["fit_s"] == svm["timings"]["fit_s"]  # the selection's own time, not the load's
+    assert "fit_load_s" in ls["timings"] and "fit_load_s" not in svm["timings"]
+    assert len(list((results_root / "fits").glob("*.joblib"))) == 1
+    # the same as fitting afresh: an LS run without sharing has the same selection and accuracy
+    alone = run_and_record(compose(sel[:-1] + ["model=ls"]))
+    assert alone["fitted"] == ls["fitted"] and alone["metrics"] == ls["metrics"]
+    # another seed (or any map setting) is another fit; a damaged file is fitted again
+    other = run_and_record(compose(sel + ["model=ls", "seed=1"]))
+    assert "fit_shared_from" not in other
+    for f in (results_root / "fits").glob("*.joblib"):
+        f.write_bytes(b"damaged")
+    again = run_and_record(compose(sel + ["model=ls", "force=true"]))
+    assert "fit_shared_from" not in again and again["fitted"] == ls["fitted"]
+    with pytest.raises(ValueError, match="eval.share_fit must be true or false"):
+        from rfrepro.runner.validate import check_run_config
+
+        check_run_config(compose(FAST + ["eval.share_fit=3"]))

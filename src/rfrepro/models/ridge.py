@@ -3,11 +3,13 @@ least-squares classifier built on it."""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh, solve
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.linear_model import RidgeClassifierCV
 from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
@@ -28,7 +30,8 @@ def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         )
 
 
-def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 2048) -> tuple[float, np.ndarray]:
+def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 2048,
+                rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """(lam, coef) of the least mean squared leave-one-out error over ``grid``, for n > D rows, no intercept.
 
     One eigendecomposition Z^T Z = V diag(s) V^T serves every lam: the
@@ -38,22 +41,52 @@ def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 204
     scikit-learn's SVD route (``RidgeClassifierCV``) holds an n x D U besides
     Z: on 54000 x 10000 features that is 4.3 GB more per fit. Ties go to the
     first (smallest) lam of the sorted ``grid``, as there.
+
+    ``rows``: average the leave-one-out errors over these rows only (each is
+    still left out of a fit on all the others): Z V is then formed for them
+    alone, which on 54000 x 10000 features is 45% of the search's time.
     """
     s, V = np.linalg.eigh(Z.T @ Z)
     s = np.maximum(s, 0.0)  # rounding can leave the smallest eigenvalues slightly negative
     A = V.T @ (Z.T @ T)  # D x k
     inv = 1.0 / (s[None, :] + grid[:, None])  # lams x D
     sq = np.zeros(grid.size)
-    for start in range(0, Z.shape[0], chunk):
-        Q = Z[start:start + chunk] @ V
+    n = Z.shape[0] if rows is None else rows.size
+    for start in range(0, n, chunk):
+        part = slice(start, start + chunk) if rows is None else rows[start:start + chunk]
+        Q = Z[part] @ V
         Q2 = Q * Q
-        t = T[start:start + chunk]
+        t = T[part]
         for g in range(grid.size):
             h = Q2 @ inv[g]
             yhat = Q @ (A * inv[g][:, None])
             sq[g] += float(np.sum(((t - yhat) / (1.0 - h)[:, None]) ** 2))
     best = int(np.argmin(sq))
     return float(grid[best]), V @ (A * inv[best][:, None])
+
+
+def _loo_dual(Z: np.ndarray, T: np.ndarray, grid: np.ndarray) -> tuple[float, np.ndarray]:
+    """(lam, coef) as :func:`_loo_primal`, for n <= D rows: through Z Z^T = U diag(s) U^T.
+
+    The hat matrix is U diag(s / (s + lam)) U^T, so h_i = sum_j U_ij^2 s_j / (s_j + lam)
+    and every lam costs O(n^2 k) once U is known. The same computation as
+    scikit-learn's ``RidgeClassifierCV`` without intercept (its "eigen" mode),
+    with LAPACK's divide-and-conquer eigensolver (``syevd``), which is about 15%
+    faster than scipy's default MRRR driver on the n = 8000 kernels of
+    Schleif et al.'s Table 1; the n x n eigenvectors overwrite the kernel.
+    """
+    s, U = eigh(Z @ Z.T, driver="evd", overwrite_a=True, check_finite=False)
+    s = np.maximum(s, 0.0)
+    UtT = U.T @ T  # n x k
+    U2 = U * U
+    sq = np.empty(grid.size)
+    for g, lam in enumerate(grid):
+        w = s / (s + lam)
+        h = U2 @ w
+        yhat = U @ (UtT * w[:, None])
+        sq[g] = float(np.sum(((T - yhat) / (1.0 - h)[:, None]) ** 2))
+    best = int(np.argmin(sq))
+    return float(grid[best]), Z.T @ (U @ (UtT / (s + grid[best])[:, None]))
 
 
 class RidgeRegression(RegressorMixin, BaseEstimator):
@@ -136,6 +169,15 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         (scikit-learn's ``RidgeClassifierCV`` without intercept). Features only.
     lam_grid : sequence of float
         Candidates for ``lam="cv"`` (all > 0).
+    loo_rows : int or None
+        With ``lam="cv"`` and more rows than features: average the
+        leave-one-out error over at most this many rows drawn at random
+        (``random_state``), each left out of a fit on all the others. None:
+        every row. The error of a decade-spaced grid's lams differ by far more
+        than such an average's sampling error on 10000 rows, and the search's
+        row-by-row part (Z V) shrinks in proportion.
+    random_state : int, RandomState or None
+        Draws the ``loo_rows`` rows.
     precomputed : bool
         X is a precomputed kernel block.
 
@@ -156,9 +198,12 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     (True, True)
     """
 
-    def __init__(self, lam: float | str = 1e-6, *, lam_grid=LAM_GRID, precomputed: bool = False):
+    def __init__(self, lam: float | str = 1e-6, *, lam_grid=LAM_GRID, loo_rows: int | None = None,
+                 random_state=0, precomputed: bool = False):
         self.lam = lam
         self.lam_grid = lam_grid
+        self.loo_rows = loo_rows
+        self.random_state = random_state
         self.precomputed = precomputed
 
     @property
@@ -190,18 +235,26 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         # sorted, so that a tie (the first best is kept) goes to the smaller lam
         grid = np.sort(grid)
         ridge = RidgeRegression()
+        T = self._binarizer.transform(y).astype(np.float64)
+        Z = np.asarray(X, dtype=np.float64)
+        # the coefficients at lam_ come from the same eigendecomposition: no second solve
         if X.shape[0] > X.shape[1]:
-            T = self._binarizer.transform(y).astype(np.float64)
-            ridge.lam, ridge.coef_ = _loo_primal(np.asarray(X, dtype=np.float64), T, grid)
-            self.lam_ = float(ridge.lam)
+            ridge.lam, ridge.coef_ = _loo_primal(Z, T, grid, rows=self._loo_subset(X.shape[0]))
         else:
-            cv = RidgeClassifierCV(alphas=grid, fit_intercept=False).fit(X, y)
-            self.lam_ = float(cv.alpha_)
-            # its coefficients at lam_ come from the same eigendecomposition: no second solve
-            ridge.lam = self.lam_
-            ridge.coef_ = np.asarray(cv.coef_, dtype=np.float64).reshape(-1, X.shape[1]).T  # D x targets
+            ridge.lam, ridge.coef_ = _loo_dual(Z, T, grid)
+        self.lam_ = float(ridge.lam)
         ridge.n_features_in_ = X.shape[1]
         self.ridge_ = ridge
+
+    def _loo_subset(self, n: int) -> np.ndarray | None:
+        if self.loo_rows is None:
+            return None
+        if isinstance(self.loo_rows, bool) or not isinstance(self.loo_rows, numbers.Integral) \
+                or self.loo_rows < 1:
+            raise ValueError(f"loo_rows must be an integer >= 1 or None, got {self.loo_rows!r}")
+        if self.loo_rows >= n:
+            return None
+        return np.sort(check_random_state(self.random_state).choice(n, int(self.loo_rows), replace=False))
 
     def decision_function(self, X):
         check_is_fitted(self)

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
 from hydra.utils import instantiate
@@ -223,29 +224,84 @@ def warm_up(fmap, X, y, rows: int) -> None:
             pass
 
 
-def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool):
+class SharedFits:
+    """Fitted maps kept under ``<results>/fits/`` for runs that differ only in their model.
+
+    With ``eval.share_fit: true`` (Schleif et al.'s Table 1: its SVM and LS
+    columns on the same fold select the same small RFF set) the first run to
+    fit a map saves it with its fit time, and a later run of the same map
+    loads it instead of fitting again. The key is the run's identity
+    (:func:`rfrepro.runner.identity.identities`) with the model, the
+    evaluation settings and the study left out, taken after the bandwidth is
+    resolved: the same resolved map config, seed, dataset config, data bytes
+    and code. The loading run records the fit's own ``fit_s`` (its time per CV
+    cycle stays what fitting would cost), the time the load took as
+    ``fit_load_s``, and the run that fitted it as ``fit_shared_from``. A file
+    that cannot be read is ignored (the map is fitted again).
+    """
+
+    def __init__(self, root, source: str):
+        self.root = Path(root) / "fits"
+        self.source = source
+
+    @staticmethod
+    def key(run_cfg: DictConfig, data_fp: dict) -> str:
+        tree = OmegaConf.to_container(run_cfg, resolve=True)
+        for k in ("model", "eval"):
+            tree.pop(k, None)
+        return identities(tree, data_fp)[1]
+
+    def load(self, key: str):
+        path = self.root / f"{key}.joblib"
+        try:
+            return joblib.load(path) if path.exists() else None
+        except Exception:  # noqa: BLE001 - a damaged file only costs a new fit
+            return None
+
+    def save(self, key: str, fmap, fit_s: float) -> None:
+        payload = {"map": fmap, "fit_s": fit_s, "source": self.source}
+        atomic_replace(self.root / f"{key}.joblib", lambda tmp: joblib.dump(payload, tmp))
+
+
+def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool,
+              shared: tuple[SharedFits, str] | None = None):
     """Fit the map once; transform the training rows once (when the model needs them).
 
     A map that defines its own ``fit_transform`` (e.g. TEFM, whose fit
     computes the training features anyway) is timed as ``fit_transform_s``;
     otherwise ``fit_s`` and ``transform_train_s`` are separate. With
     ``eval.warmup_rows`` > 0 a copy of the map is first run on that many rows,
-    untimed (:func:`warm_up`).
+    untimed (:func:`warm_up`). ``shared``: a :class:`SharedFits` store and
+    this run's key: the map is loaded from it when present, saved to it after
+    fitting otherwise (returned as the third value: where it came from, or None).
     """
     fmap = _build(run_cfg.method)
+    if shared is not None:
+        store, key = shared
+        with timer("fit_load_s"):
+            found = store.load(key)
+        if found is not None:
+            timer["fit_s"] = found["fit_s"]
+            return found["map"], (fmap_transform(found["map"], X, timer) if transform_train else None), \
+                found["source"]
+        del timer["fit_load_s"]
     warm_up(fmap, X, y, int(run_cfg.eval.get("warmup_rows") or 0))
     own = type(fmap).fit_transform is not TransformerMixin.fit_transform
-    if transform_train and own:
+    if transform_train and own and shared is None:
         with timer("fit_transform_s"):
             Z = fmap.fit_transform(X, y)
-        return fmap, Z
+        return fmap, Z, None
     with timer("fit_s"):
         fmap.fit(X, y)
-    if not transform_train:
-        return fmap, None
+    if shared is not None:
+        shared[0].save(shared[1], fmap, timer["fit_s"])
+    return fmap, (fmap_transform(fmap, X, timer) if transform_train else None), None
+
+
+def fmap_transform(fmap, X, timer: Timer):
+    """The training rows' features, timed as ``transform_train_s``."""
     with timer("transform_train_s"):
-        Z = fmap.transform(X)
-    return fmap, Z
+        return fmap.transform(X)
 
 
 def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tuple[dict, dict]:
@@ -311,7 +367,13 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
         run_cfg, extra = resolve_hyperparameters(cfg, ds, Xtr, timer)
         rec.update(extra)
         predict = bool(cfg.eval.predict and cfg.model.get("_target_"))
-        fmap, Ztr = featurize(run_cfg, Xtr, ds.y_train, timer, transform_train=predict)
+        shared = None
+        if cfg.eval.get("share_fit"):
+            shared = (SharedFits(cfg.paths.results, f"{slug(cfg)}/{rid}"), SharedFits.key(run_cfg, data_fp))
+        fmap, Ztr, fit_source = featurize(run_cfg, Xtr, ds.y_train, timer, transform_train=predict,
+                                          shared=shared)
+        if fit_source is not None:
+            rec["fit_shared_from"] = fit_source
         rec["fitted"].update(fitted_summary(fmap))
         if predict:
             rec["memory"] = {"feature_bytes": _nbytes(Ztr)}
@@ -334,6 +396,8 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
             rec["fitted"].update(fitted)
         del Ztr
         timer["total_s"] = time.perf_counter() - t_start
+        if fit_source is not None:  # as if this run had fitted its map: the fit's time, not the load's
+            timer["total_s"] += timer["fit_s"] - timer["fit_load_s"]
         rec["threads"] = threads.report()
     rec["timings"] = dict(timer)
     if caught:

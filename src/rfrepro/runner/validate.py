@@ -29,5 +29,7 @@ def check_run_config(cfg: DictConfig) -> None:
         _int_at_least(cfg.eval.kernel_error_points, "eval.kernel_error_points", 2)
     _int_at_least(cfg.eval.test_chunk_rows, "eval.test_chunk_rows", 1)
     _int_at_least(cfg.eval.get("warmup_rows", 0), "eval.warmup_rows", 0)
+    if not isinstance(cfg.eval.get("share_fit", False), bool):
+        raise ValueError(f"eval.share_fit must be true or false, got {cfg.eval.share_fit!r}")
     if str(cfg.dtype) not in ("float64", "float32"):
         raise ValueError(f"dtype must be float64 or float32, got {cfg.dtype!r}")
