@@ -2,7 +2,8 @@
 #   make demo                      regenerate Sun et al. 2018 Fig. 1 from generated data
 #   make test                      the fast test suite (make test-all: everything)
 #   make reproduce-<paper>-<item>  one paper figure/table (SMOKE=1: the subsampled CI version;
-#                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster)
+#                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster;
+#                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
 #   make smoke                     every experiment in smoke mode
 #   make report                    results/REPORT.md from the records so far (SMOKE=1: results/smoke/)
 #   make list                      the experiments you can reproduce
@@ -21,7 +22,7 @@ EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,9p' Makefile
+	@sed -n '2,10p' Makefile
 
 # The environment is locked: requirements.lock pins every package (dev tools
 # included) with its sha256 hashes, for CPython 3.11. It is pip-tools' format
@@ -58,7 +59,7 @@ test-all: setup
 	$(PY) -m pytest -q
 
 reproduce-%: setup
-	$(PY) -m rfrepro.reproduce $* --jobs $(JOBS) $(SMOKE_FLAG) $(if $(SCHEDULER),--scheduler $(SCHEDULER),)
+	$(PY) -m rfrepro.reproduce $* --jobs $(JOBS) $(SMOKE_FLAG) $(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(ARGS)
 
 # every study runs even when one fails or has no data; the report is written; the exit
 # status is the worst one (1 a run failed, 3 runs not run: see rfrepro.runner.summary)

@@ -29,6 +29,8 @@ def test_hydra_multirun_from_the_shell(tmp_path, launcher):
         args.insert(-1, "hydra/launcher=parallel")
     proc = _run(args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    # the multirun ends with reproduce's summary, whichever process ran the jobs
+    assert "sun2018/fig1: 4 runs: 4 ok" in proc.stdout
     recs = _records(tmp_path)
     assert len(recs) == 4
     assert {(r["method"]["n_components"], r["seed"]) for r in recs} == {(1, 0), (1, 1), (3, 0), (3, 1)}

@@ -40,10 +40,10 @@ def test_reproduce_exits_1_and_names_each_failure(tmp_path):
 
 def test_hydra_run_that_fails_exits_nonzero(tmp_path):
     proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0", *SMALL], tmp_path)
-    assert proc.returncode != 0
+    assert proc.returncode == EXIT_FAILED
     assert "[failed]" in proc.stdout and "n_components" in proc.stderr
     proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0,1", *SMALL, "-m"], tmp_path)
-    assert proc.returncode != 0 and "[ok]" in proc.stdout and "[failed]" in proc.stdout
+    assert proc.returncode == EXIT_FAILED and "[ok]" in proc.stdout and "[failed]" in proc.stdout
 
 
 def test_default_run_is_a_classifier_on_classification_data(tmp_path):
@@ -155,7 +155,7 @@ def test_extra_runs_are_reported_but_not_drawn(tmp_path):
 
 def test_hydra_bad_value_is_one_line_without_traceback(tmp_path):
     proc = _run(["-m", "rfrepro", "seed=abc", *SMALL], tmp_path)
-    assert proc.returncode != 0
+    assert proc.returncode == EXIT_USAGE
     assert "seed must be an integer >= 0, got 'abc'" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -166,6 +166,12 @@ def test_a_results_override_gets_the_runs_and_the_outputs(tmp_path):
     assert proc.returncode == EXIT_OK, proc.stderr[-2000:]
     status = json.loads((elsewhere / "tables" / "sun2018-fig1.status.json").read_text())
     assert status["recorded"] == status["expected_runs"] == N_SMOKE and status["missing"] == 0
+    # the grid was changed by key=value overrides: the status (and so the report) says which
+    assert status["overrides"][:2] == SMALL
+    from rfrepro.report import study_section
+
+    assert "**Not the paper's settings:** this study's grid was run with the overrides `dataset.n_train=150`" \
+        in study_section("sun2018/fig1", elsewhere)
     assert {c["verdict"] for c in json.loads((elsewhere / "claims" / "sun2018-fig1.json").read_text())} != {"not-run"}
     assert not (tmp_path / "results").exists()  # nothing written to the default root
 
@@ -187,3 +193,14 @@ def test_report_names_runs_refused_by_the_memory_budget(tmp_path):
     assert "1 ok, 2 refused" in text
     assert "Not run, over the memory budget: 2 runs (e.g. `MemoryBudgetExceeded: exact kernel of 60000" in text
     assert "Failed runs" not in text
+
+
+def test_summary_of_a_killed_worker_points_at_its_record_not_a_traceback():
+    from rfrepro.runner.summary import summarize
+
+    died = {"status": "failed", "arm": "a", "run_id": "r1", "error_type": "worker died",
+            "error": "worker died (TerminatedWorkerError: A worker process was killed), after one retry"}
+    raised = {"status": "failed", "arm": "a", "run_id": "r2", "error_type": "ValueError", "error": "bad"}
+    lines = summarize("x/y", [died, raised], "res")
+    assert "record res/runs/x-y/r1.json; no traceback, the process was killed" in lines[1]
+    assert "traceback in res/runs/x-y/r2.json" in lines[2]

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from rfrepro.plots import finished
-from rfrepro.results.claims import mean_interval
+from rfrepro.results.claims import loglog_slope, mean_interval  # noqa: F401 - loglog_slope for table1
+from rfrepro.results.store import FINISHED, UNAVAILABLE
 
 #: The four columns of Table 1, in the paper's order (= our sweep arms).
 ARMS = ("svm_full", "svm_small", "ls_full", "ls_small")
@@ -145,9 +146,9 @@ def dataset_status(table: pd.DataFrame, name: str) -> str | None:
     if rows.empty:
         return "not in this sweep"
     statuses = set(rows["status"])
-    if "ok" in statuses:
+    if FINISHED in statuses:
         return None
-    if statuses == {"unavailable"}:
+    if statuses == {UNAVAILABLE}:
         return "data unavailable"
     errors = rows["error"].dropna() if "error" in rows else pd.Series(dtype=object)
     return f"failed: {str(errors.iloc[0])[:120]}" if len(errors) else "failed"
@@ -221,10 +222,6 @@ def selection_cost(table: pd.DataFrame) -> pd.DataFrame:
             .agg(fit_s=("timings.fit_s", "median"), reps=("seed", "count"),
                  D_star=(freq, "mean"))
             .reset_index().rename(columns={"dataset.n_train": "n"}).sort_values("n"))
-
-
-def loglog_slope(n, t) -> float:
-    return float(np.polyfit(np.log(np.asarray(n, float)), np.log(np.asarray(t, float)), 1)[0])
 
 
 def fold_values(table: pd.DataFrame, dataset: str, arm: str, col: str) -> pd.Series:

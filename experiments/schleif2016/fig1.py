@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rfrepro.plots import finished, grid_axes, not_run_panel
+from rfrepro.results.store import FINISHED, UNAVAILABLE
 
 DATASETS = {"usps": "USPS", "coil20": "coil"}
 PANELS = (("exact", "exact kernel"), ("full", "full RFF"), ("small", "selected RFF"))
@@ -93,9 +94,9 @@ def _why_not(table: pd.DataFrame, name: str) -> str:
     if table.empty or "dataset.name" not in table:
         return "no runs"
     statuses = set(table.loc[table["dataset.name"] == name, "status"])
-    if statuses == {"unavailable"}:
+    if statuses == {UNAVAILABLE}:
         return "data unavailable"
-    if "ok" in statuses:
+    if FINISHED in statuses:
         return "kernel image file not found"
     return "no finished runs" if statuses else "no runs"
 

@@ -4,7 +4,8 @@ seeds, its declared deviations from the paper, its failed and extra runs, and pr
     python -m rfrepro.report [--smoke] [--no-rebuild]
 
 Every study is listed, including those with no runs yet; one study whose outputs
-cannot be built does not stop the report.
+cannot be built does not stop the report. Exit status 0, or 2 (one line) when
+the results folder cannot be written.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from pathlib import Path
 import pandas as pd
 
 from rfrepro.config import compose, options
-from rfrepro.reproduce import results_root
+from rfrepro.reproduce import check_writable, results_root
 from rfrepro.results.outputs import build_outputs, failed_runs, slug_of
 from rfrepro.results.store import atomic_write_text
 from rfrepro.runner.env import provenance
-from rfrepro.runner.summary import first_line
+from rfrepro.runner.summary import EXIT_USAGE, first_line
 
 VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run"}
 
@@ -105,6 +106,11 @@ def study_section(study: str, root: Path) -> str:
                      + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
                      + (f", {status['missing']} not run yet" if status.get("missing") else "")
                      + f"). Table: `tables/{slug}.parquet`.")
+        if status.get("overrides"):
+            lines.append("**Not the paper's settings:** this study's grid was run with the overrides "
+                         + " ".join(f"`{o}`" for o in status["overrides"])
+                         + f" (kept in `tables/{slug}.sweep.json`; rerun `python -m rfrepro.reproduce "
+                         f"{study}` without them for the paper's grid).")
         versions = sorted(set(table.get("code_version", pd.Series(dtype=str)).dropna())) if len(table) else []
         if versions:
             lines.append(f"Code version(s): {', '.join(f'`{v}`' for v in versions)}.")
@@ -209,7 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", action="store_true", help="report on the smoke-mode results")
     ap.add_argument("--no-rebuild", action="store_true", help="do not rebuild tables/figures first")
     args = ap.parse_args(argv)
-    path = write_report(Path(results_root(args.smoke)), rebuild=not args.no_rebuild)
+    root = results_root(args.smoke)
+    try:
+        check_writable(root)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    path = write_report(Path(root), rebuild=not args.no_rebuild)
     print(f"wrote {path}")
     return 0
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rfrepro.data import load_dataset
-from rfrepro.data.registry import kfold_indices, load_file_dataset
+from rfrepro.data.registry import kfold_indices, kfold_splitter, load_file_dataset
 
 FOLDS = 5
 # 60 training + 25 test rows; feature 1 is the row id, feature 2 a per-row value;
@@ -185,3 +185,15 @@ def test_generated_rejects_other_split_kinds():
     cfg = {**checker(0), "split": {"kind": "random", "test_size": 0.2}}
     with pytest.raises(ValueError, match="generated datasets take split.kind=kfold"):
         load_dataset(cfg, seed=0)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_one_splitter_rule_stratifies_classes_only(task):
+    y = np.array([_label(i) for i in range(N_TRAIN + N_TEST)], dtype=float)
+    splitter = kfold_splitter(task, FOLDS, seed=3)
+    assert type(splitter).__name__ == ("KFold" if task == "regression" else "StratifiedKFold")
+    test = [t for _, t in splitter.split(np.zeros((len(y), 1)), y)]
+    assert all(np.array_equal(kfold_indices(y, task, FOLDS, k, 3)[1], t) for k, t in enumerate(test))
+    if task != "regression":  # every fold keeps each class's share, up to one row
+        counts = np.array([np.bincount(y[t].astype(int), minlength=3) for t in test])
+        assert np.ptp(counts, axis=0).max() <= 1

@@ -2,6 +2,7 @@
 
 import json
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -21,6 +22,17 @@ def test_atomic_write_never_leaves_a_half_file(tmp_path, monkeypatch):
         atomic_write_text(target, "new content")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # temp file removed
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="the umask is read from /proc")
+def test_written_files_follow_the_umask_of_the_moment(tmp_path):
+    for mask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+        old = os.umask(mask)
+        try:
+            atomic_write_text(tmp_path / f"{mask:o}.txt", "x")
+        finally:
+            os.umask(old)
+        assert stat.S_IMODE((tmp_path / f"{mask:o}.txt").stat().st_mode) == mode
 
 
 def test_records_round_trip_and_flatten(tmp_path):

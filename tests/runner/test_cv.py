@@ -63,3 +63,38 @@ def test_choice_is_cached_per_key(tmp_path):
     files = list((tmp_path / "cv").glob("*.json"))
     assert len(files) == 1
     assert choose(X + 100.0, y, "regression", 1.0, CV, {"dataset": "toy"}, tmp_path) == a
+
+
+def test_choice_is_not_reused_for_other_data_bytes_or_other_code(tmp_path, monkeypatch):
+    """The cache key holds the data fingerprint (run.py puts it in) and the code version."""
+    import rfrepro.runner.cv as cv_module
+
+    X, y = _smooth_problem(120)
+    choose(X, y, "regression", 1.0, CV, {"dataset": "toy", "data": {"sha256": "a"}}, tmp_path)
+    choose(X, y, "regression", 1.0, CV, {"dataset": "toy", "data": {"sha256": "b"}}, tmp_path)
+    assert len(list((tmp_path / "cv").glob("*.json"))) == 2
+    monkeypatch.setattr(cv_module, "code_version", lambda: "0+src.other")
+    choose(X, y, "regression", 1.0, CV, {"dataset": "toy", "data": {"sha256": "a"}}, tmp_path)
+    assert len(list((tmp_path / "cv").glob("*.json"))) == 3
+
+
+def test_a_run_keys_its_choice_by_its_data_fingerprint(monkeypatch, tmp_path):
+    """run.py passes the run's data fingerprint to the CV cache."""
+    import rfrepro.runner.run as run_module
+
+    seen = []
+    monkeypatch.setattr("rfrepro.runner.cv.choose", lambda *a, **k: seen.append(a[5]) or
+                        {"sigma": 1.0, "lam": 0.1, "grid": []})
+    from rfrepro.config import compose
+
+    cfg = compose(["experiment=chen2015/fig2", f"paths.results={tmp_path}"])
+    assert cfg.cv.enabled
+    X = np.random.RandomState(0).randn(50, 2)
+
+    class _DS:
+        y_train = np.ones(50)
+        task = "regression"
+        meta: dict = {}
+
+    run_module.resolve_hyperparameters(cfg, _DS(), X, run_module.Timer(), {"sha256": "abc"})
+    assert seen and seen[0]["data"] == {"sha256": "abc"}

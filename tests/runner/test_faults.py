@@ -39,12 +39,15 @@ def _records(runs: Path):
     return [json.loads(p.read_text()) for p in runs.glob("*.json") if not p.name.startswith(".")]
 
 
-def test_a_killed_worker_loses_no_run(tmp_path):
+@pytest.mark.parametrize("jobs", ["2", "1"])
+def test_a_killed_worker_loses_no_run(tmp_path, jobs):
+    # --jobs 1 (and JOBS=1, a study's sweep.max_jobs: 1, a single run left) runs in a one-worker pool:
+    # the kill ends that run only, not the sweep
     runs = tmp_path / "smoke" / "runs" / "sun2018-fig1"
-    proc = _start(tmp_path, "--jobs", "2", *SLOW)
+    proc = _start(tmp_path, "--jobs", jobs, *SLOW)
     try:
         lock, pid = _wait_for_lock(runs)
-        assert pid != proc.pid  # a pool worker holds it
+        assert pid != proc.pid  # a pool worker holds it, not the sweep's own process
         victim = lock.stem
         os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=600)

@@ -40,6 +40,8 @@ def test_run_writes_one_finished_record_with_the_contract_fields(results_root):
     assert stored["fitted"]["n_features_out"] == 2
     # sigma rule "mean" resolved to the average pairwise distance and recorded
     assert stored["kernel"]["sigma_rule"] == "mean" and stored["kernel"]["sigma"] > 0
+    # the method's sigma is the number used, not the rule (the rule stays in kernel.sigma_rule)
+    assert stored["method"]["sigma"] == stored["kernel"]["sigma"]
     assert "machine" in stored["env"] and "numpy" in stored["env"]["versions"]
     # the host's load around the run: the context its times were measured in
     load = stored["host_load"]
@@ -53,6 +55,23 @@ def test_second_run_is_skipped_and_force_redoes_it(results_root):
     forced = run_and_record(compose(FAST + ["force=true"]))
     assert not forced.get("_skipped") and forced["status"] == "ok"
     assert forced["finished"] >= first["finished"]
+
+
+def test_a_forced_rerun_that_fails_keeps_the_finished_record(results_root, monkeypatch):
+    import rfrepro.runner.run as run_module
+
+    first = run_and_record(compose(FAST))
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("worker lost its data")
+
+    monkeypatch.setattr(run_module, "execute", boom)
+    forced = run_and_record(compose(FAST + ["force=true"]))
+    assert forced["status"] == "failed" and "worker lost its data" in forced["error"]
+    store = RecordStore(results_root, "sun2018-fig1")
+    kept = store.read(first["run_id"])
+    assert kept["status"] == "ok" and kept["metrics"] == first["metrics"]
+    assert kept["forced_rerun"]["status"] == "failed" and store.is_finished(first["run_id"])
 
 
 def test_failed_run_leaves_traceback_and_is_not_finished(results_root):

@@ -38,8 +38,8 @@ def test_sweep_resumes_after_a_crash_and_keeps_finished_runs(results_root, monke
         return real(p, *args, **kw)
 
     monkeypatch.setattr(sweep_mod, "run_planned", crashing)
-    with pytest.raises(KeyboardInterrupt):
-        run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
+    with pytest.raises(KeyboardInterrupt):  # in this process, where the patch is
+        run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False, in_process=True)
     store = RecordStore(results_root, "sun2018-fig1")
     assert len([r for r in store.records() if r["status"] == "ok"]) == 3
 
@@ -59,7 +59,7 @@ def test_a_failing_point_does_not_stop_the_sweep(results_root, monkeypatch):
 
     monkeypatch.setattr(LinearSVM, "fit", boom)
     extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
-    res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False)
+    res = run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False, in_process=True)  # patched here
     status = {(r["arm"], r["status"]) for r in res}
     assert status == {(a, "ok" if a.startswith("ksvm") else "failed") for a, _ in status}
     failed = [r for r in RecordStore(results_root, "sun2018-fig1").records() if r["status"] == "failed"]
@@ -115,13 +115,18 @@ def test_timing_studies_run_one_at_a_time_with_their_own_threads(study, monkeypa
 
 
 def test_max_jobs_lowers_jobs_with_a_note(results_root, monkeypatch, capsys):
-    def no_pool(*args, **kw):
-        raise AssertionError("a max_jobs=1 study went to the process pool")
+    widths = []
+    real = sweep_mod._run_pool
 
-    monkeypatch.setattr(sweep_mod, "_run_pool", no_pool)
+    def one_worker(todo, jobs, *args, **kw):
+        widths.append(jobs)
+        return real(todo, jobs, *args, **kw)
+
+    monkeypatch.setattr(sweep_mod, "_run_pool", one_worker)
     extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300", "++sweep.max_jobs=1"]
     res = run_sweep("sun2018/fig1", smoke=True, jobs=2, extra=extra, progress=False)
     assert [r["status"] for r in res] == ["ok"] * N_SMOKE
+    assert widths == [1]  # a pool of one worker: one run at a time, and a killed run is still recorded
     assert "1 run(s) at a time, not 2 (sweep.max_jobs" in capsys.readouterr().err
 
 

@@ -20,17 +20,6 @@ from rfrepro.data.synthetic import BAYES_RULES, GENERATORS, realised_bayes_error
 __all__ = ["TASKS", "Dataset", "DatasetUnavailable", "fingerprint", "load_dataset"]
 
 
-def _plain(cfg) -> dict:
-    try:
-        from omegaconf import OmegaConf
-
-        if OmegaConf.is_config(cfg):
-            return OmegaConf.to_container(cfg, resolve=True)
-    except ImportError:  # pragma: no cover
-        pass
-    return dict(cfg)
-
-
 @functools.lru_cache(maxsize=8)
 def _generated(cfg_json: str, seed: int) -> Dataset:
     cfg = json.loads(cfg_json)
@@ -121,7 +110,9 @@ def load_dataset(
     files' sha256, see :func:`fingerprint`) keys the in-process memo, so a
     replaced file is loaded again.
     """
-    cfg = _plain(cfg)
+    from rfrepro.data.registry import plain_config
+
+    cfg = plain_config(cfg)
     if "generator" in cfg:
         return _generated(json.dumps(cfg, sort_keys=True), int(seed))
     return _from_files(json.dumps(cfg, sort_keys=True), str(data_dir), mirror,
@@ -143,7 +134,9 @@ def fingerprint(cfg: Mapping, *, data_dir: str = "data", mirror: str | None = No
     Remembered per process; an unavailable source raises
     :class:`DatasetUnavailable` (and is tried once per process).
     """
-    cfg = _plain(cfg)
+    from rfrepro.data.registry import plain_config
+
+    cfg = plain_config(cfg)
     if "generator" in cfg:
         return {"generated": cfg["generator"]}
     return _fingerprint(json.dumps(cfg, sort_keys=True), str(data_dir), mirror)

@@ -30,7 +30,6 @@ import lzma
 import os
 import re
 import sys
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -41,6 +40,8 @@ from typing import BinaryIO
 import pooch
 import requests
 from tqdm.auto import tqdm
+
+from rfrepro.results.store import file_mode
 
 __all__ = [
     "MIRROR_ENV",
@@ -53,7 +54,6 @@ __all__ = [
     "open_zip_member",
     "resolve_mirror",
     "sha256_file",
-    "temp_beside",
     "zip_members",
 ]
 
@@ -135,24 +135,6 @@ def mirror_url(url: str, mirror: str) -> str:
 def sha256_file(path: str | os.PathLike) -> str:
     """Hex sha256 of a file (pooch's hashing, read in chunks)."""
     return pooch.file_hash(str(path), alg="sha256")
-
-
-def temp_beside(dest: Path) -> tuple[int, Path]:
-    """Create a temp file in ``dest``'s folder (same file system, so os.replace is atomic).
-
-    mkstemp makes it private (0600); it gets the usual umask-based mode instead,
-    so that a cache shared between users stays readable.
-    """
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
-    os.chmod(name, 0o666 & ~_umask())
-    return fd, Path(name)
-
-
-def _umask() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return umask
 
 
 class FileDownloader:
@@ -288,9 +270,8 @@ def _retrieve(
             with _quiet_pooch():
                 pooch.retrieve(candidate, known_hash=sha256, fname=dest.name, path=dest.parent,
                                downloader=_downloader(candidate, timeout, bar))
-            # pooch's temp file is private (0600); a cache shared between users
-            # must stay readable, so give it the usual umask-based mode
-            os.chmod(dest, 0o666 & ~_umask())
+            # pooch's temp file is private (0600): give it the usual mode
+            os.chmod(dest, file_mode())
             return
         except ValueError as e:
             found = _POOCH_MISMATCH.search(str(e))

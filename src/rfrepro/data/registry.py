@@ -165,7 +165,12 @@ def get_dataset_config(name: str) -> dict:
     return cfg
 
 
-def _plain(cfg) -> dict:
+def plain_config(cfg) -> dict:
+    """A dataset config (a mapping or an OmegaConf node, interpolations resolved) as a plain dict.
+
+    A copy: the callers fill in defaults and variants without changing the
+    caller's config.
+    """
     try:
         from omegaconf import OmegaConf
 
@@ -499,7 +504,7 @@ def _variants(cfg: dict, depth: int = 0) -> list[dict]:
         raise ValueError(f"dataset {cfg.get('name')!r}: alternatives nest too deep (a cycle?)")
     out = [cfg] if cfg.get("sources") else []
     for alt in cfg.get("alternatives") or []:
-        alt_cfg = get_dataset_config(alt) if isinstance(alt, str) else _plain(alt)
+        alt_cfg = get_dataset_config(alt) if isinstance(alt, str) else plain_config(alt)
         validate_config(alt_cfg)
         out += _variants(alt_cfg, depth + 1)
     return out
@@ -533,21 +538,30 @@ def check_kfold(split: Mapping, where: str) -> tuple[int, int, int]:
     return int(folds), int(fold), int(seed)
 
 
-def kfold_indices(y: np.ndarray, task: str, folds: int, fold: int, seed: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(training rows, test rows) of fold ``fold`` of a shuffled k-fold split.
+def kfold_splitter(task: str, folds: int, seed: int):
+    """The shuffled k-fold splitter for ``task``: by label for classification, plain for regression.
 
-    Stratified by label for classification (every fold keeps the class
-    proportions up to one row per class), plain for regression. The folds
-    depend on ``seed`` and the labels only, so the ``folds`` runs of one seed
-    partition the rows.
+    Stratified folds keep the class proportions up to one row per class, so
+    no fold lacks a class that the others have; regression has no classes.
+    One rule for every k-fold split of the project: the dataset split and the
+    hyper-parameter search.
     """
     from sklearn.model_selection import KFold, StratifiedKFold
 
+    return (KFold if task == "regression" else StratifiedKFold)(n_splits=folds, shuffle=True,
+                                                               random_state=seed)
+
+
+def kfold_indices(y: np.ndarray, task: str, folds: int, fold: int, seed: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(training rows, test rows) of fold ``fold`` of a shuffled k-fold split (:func:`kfold_splitter`).
+
+    The folds depend on ``seed`` and the labels only, so the ``folds`` runs of
+    one seed partition the rows.
+    """
     if len(y) < folds:
         raise ValueError(f"kfold split: {folds} folds need at least {folds} rows, got {len(y)}")
-    cv = (KFold if task == "regression" else StratifiedKFold)(n_splits=folds, shuffle=True,
-                                                               random_state=seed)
+    cv = kfold_splitter(task, folds, seed)
     for i, (train, test) in enumerate(cv.split(np.zeros((len(y), 1)), y)):
         if i == fold:
             return train, test
@@ -668,7 +682,7 @@ def load_file_dataset(
         A bad config, a checksum mismatch, or a file that does not parse even
         after a fresh fetch.
     """
-    top = _plain(cfg)
+    top = plain_config(cfg)
     if "generator" in top:
         raise ValueError(f"dataset {top.get('name')!r} is generated; load it with "
                          "rfrepro.data.load_dataset")
@@ -726,7 +740,7 @@ def fingerprint_file_dataset(cfg: Mapping, *, data_dir: str | os.PathLike = "dat
     Fetches the files when they are not cached yet (the run needs them anyway);
     raises :class:`DatasetUnavailable` as :func:`load_file_dataset` does.
     """
-    top = _plain(cfg)
+    top = plain_config(cfg)
     validate_config(top)
     mirror = mirror or top.get("mirror")
 

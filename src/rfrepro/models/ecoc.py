@@ -89,6 +89,9 @@ class ECOCLeastSquares(ClassifierMixin, BaseEstimator):
     True
     """
 
+    #: nothing to record beyond the config
+    recorded_attributes = ()
+
     def __init__(self, lam: float = 1e-3, *, codes="random", code_length: int | None = None, random_state=None):
         self.lam = lam
         self.codes = codes

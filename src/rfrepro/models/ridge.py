@@ -107,6 +107,9 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         X is a precomputed kernel (as given by ``ExactKernel``).
     """
 
+    #: nothing to record beyond the config: lam is given
+    recorded_attributes = ()
+
     def __init__(self, lam: float = 1e-3, *, precomputed: bool = False):
         self.lam = lam
         self.precomputed = precomputed
@@ -197,6 +200,9 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     >>> bool(clf.lam_ in LAM_GRID), clf.score(Z, y) > 0.9
     (True, True)
     """
+
+    #: recorded with each run: the lam used (the cross-validated choice with lam='cv')
+    recorded_attributes = ("lam_",)
 
     def __init__(self, lam: float | str = 1e-6, *, lam_grid=LAM_GRID, loo_rows: int | None = None,
                  random_state=0, precomputed: bool = False):

@@ -93,6 +93,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     ([1, 1, -1, -1], [0.0])
     """
 
+    #: recorded with each run: the C used, liblinear's passes and whether it stopped before max_iter
+    recorded_attributes = ("C_", "n_iter_", "converged_")
+
     input_kind = "features"
 
     def __init__(self, *, lam=None, C=None, loss="hinge", fit_intercept=False, intercept_scaling=1.0,
@@ -167,6 +170,9 @@ class KernelSVM(ClassifierMixin, BaseEstimator):
     >>> KernelSVM(lam=0.1).fit(K, y).predict(K).tolist()
     [1, 1, -1, -1]
     """
+
+    #: recorded with each run: the C used, the solver's iterations and whether it converged
+    recorded_attributes = ("C_", "n_iter_", "converged_")
 
     input_kind = "kernel"
 

@@ -10,6 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from rfrepro.results.store import FINISHED  # noqa: E402
+
 #: One colour/marker per method name, stable across figures.
 STYLE = {
     "ksvm": ("black", "s"),
@@ -25,7 +27,7 @@ def finished(table: pd.DataFrame) -> pd.DataFrame:
     """Only the runs that finished (failed / unavailable runs never enter a curve)."""
     if table.empty or "status" not in table:
         return table
-    return table[table["status"] == "ok"]
+    return table[table["status"] == FINISHED]
 
 
 def mean_std(table: pd.DataFrame, x: str, y: str, by: list[str] | str) -> pd.DataFrame:

@@ -167,7 +167,8 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
             written["claims"] = cpath
     extra_ids = sorted(set(records) - set(expected))
     status = {
-        "study": study, "expected_runs": len(expected), "recorded": len(own),
+        "study": study, "expected_runs": len(set(expected)), "recorded": len(own),
+        "overrides": list(extra),  # a grid changed by `reproduce ... key=value` says so in the report
         "missing": len(set(expected) - set(records)),
         "counts": table["status"].value_counts().to_dict() if len(table) else {},
         "extra_runs": extra_ids,

@@ -11,6 +11,7 @@ Layout under the results root::
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
@@ -29,9 +30,27 @@ FINISHED, FAILED, UNAVAILABLE, REFUSED = "ok", "failed", "unavailable", "refused
 STATUSES = (FINISHED, FAILED, UNAVAILABLE, REFUSED)
 
 
+def file_mode() -> int:
+    """The mode a new file of this process gets: ``0o666`` less the umask.
+
+    Files made through a temp file (``mkstemp``: 0600) or by a library are
+    given it, so that results and a data cache shared between users stay
+    readable. The umask is read from ``/proc`` where there is one: ``os.umask``
+    can only read it by setting it, which a thread creating a file meanwhile
+    would see; elsewhere it is read that way once per process.
+    """
+    return 0o666 & ~_umask()
+
+
 def _umask() -> int:
-    # os.umask can only be read by setting it; do it once per process
     global _UMASK
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     if _UMASK is None:
         _UMASK = os.umask(0)
         os.umask(_UMASK)
@@ -53,7 +72,7 @@ def atomic_replace(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, file_mode())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -148,6 +167,14 @@ def records_to_table(records: list[dict]) -> pd.DataFrame:
     return df.sort_values("run_id").reset_index(drop=True)
 
 
+def _open_existing(path: Path) -> int:
+    """Open an existing file, for writing where allowed: over NFS an exclusive flock needs it."""
+    try:
+        return os.open(path, os.O_RDWR)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)
+
+
 class RunLock:
     """An atomic claim on one run (``O_CREAT | O_EXCL``), so two sweeps never compute it twice.
 
@@ -155,7 +182,9 @@ class RunLock:
     this host is stale and taken over; one held by a live process is
     respected. Another host's process cannot be checked from here, so the
     holder touches its lock every ``HEARTBEAT`` seconds and a lock from another
-    host untouched for ``LEASE`` seconds is stale (a node that died).
+    host untouched for ``LEASE`` seconds is stale (a node that died). Of
+    several processes that find the same stale lock, one takes it over
+    (:meth:`_take_over`).
     """
 
     HEARTBEAT = 30.0
@@ -166,27 +195,17 @@ class RunLock:
         self.held = False
         self._beat: threading.Event | None = None
 
-    def _owner(self) -> tuple[str, int] | None:
+    def _stale(self, st: os.stat_result, text: str) -> bool:
+        """Whether the lock file read as (``st``, ``text``) was left by a process that is gone."""
+        age = time.time() - st.st_mtime
         try:
-            host, pid, _ = self.path.read_text().split(" ", 2)
-            return host, int(pid)
-        except (OSError, ValueError):
-            return None
-
-    def _stale(self) -> bool:
-        owner = self._owner()
-        if owner is None:
+            host, pid, _ = text.split(" ", 2)
+            pid = int(pid)
+        except ValueError:
             # unreadable: a writer between create and write, or garbage; old garbage is stale
-            try:
-                return time.time() - self.path.stat().st_mtime > 60
-            except OSError:
-                return True
-        host, pid = owner
+            return age > 60
         if host != socket.gethostname():
-            try:
-                return time.time() - self.path.stat().st_mtime > self.LEASE
-            except OSError:
-                return True
+            return age > self.LEASE
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -195,14 +214,43 @@ class RunLock:
             return False
         return False
 
+    def _take_over(self) -> bool:
+        """Remove the lock file if it is stale; True when it is gone (so try to create it again).
+
+        Judging and removing by name would race: two processes that found the
+        same stale lock would both remove "it", the second removing the new
+        lock the first had just made, and both would run. So the file is judged
+        and removed under an exclusive ``flock`` of it, and only while its name
+        still points to it: a second taker waits, then finds the name gone or
+        pointing to a newer file, which the next attempt judges afresh. The
+        kernel drops the flock of a process that dies.
+        """
+        try:
+            fd = _open_existing(self.path)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False  # cannot be opened, so cannot be judged: respected
+        with os.fdopen(fd, "rb") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            st = os.fstat(fh.fileno())
+            try:
+                if not os.path.samestat(st, os.stat(self.path)):
+                    return True
+            except FileNotFoundError:
+                return True
+            if not self._stale(st, fh.read().decode("utf-8", "replace")):
+                return False
+            self.path.unlink()
+            return True
+
     def acquire(self) -> bool:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(2):
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666 & ~_umask())
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)  # less the umask
             except FileExistsError:
-                if self._stale():
-                    self.path.unlink(missing_ok=True)
+                if self._take_over():
                     continue
                 return False
             with os.fdopen(fd, "w") as fh:

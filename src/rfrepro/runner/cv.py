@@ -31,12 +31,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
 
+from rfrepro.data.registry import kfold_splitter
 from rfrepro.features import RandomFourierFeatures
 from rfrepro.metrics import prediction_metrics
 from rfrepro.models import LeastSquaresClassifier, RidgeRegression
 from rfrepro.results.store import atomic_write_text
+from rfrepro.runner.identity import code_version
 
 #: default number of grid extensions per parameter (sigma and lambda each)
 MAX_WIDEN = 8
@@ -73,9 +74,7 @@ class _Search:
         self.X, self.y, self.task, self.sigma0 = X, y, task, sigma0
         self.n_components = int(cv.get("n_components", 512))
         self.folds = int(cv.get("folds", 3))
-        splitter = (KFold(self.folds, shuffle=True, random_state=0) if task == "regression"
-                    else StratifiedKFold(self.folds, shuffle=True, random_state=0))
-        self.splits = list(splitter.split(X, y))
+        self.splits = list(kfold_splitter(task, self.folds, 0).split(X, y))
         self.errors: dict[tuple[float, float], float] = {}
 
     def score(self, factors, lams) -> None:
@@ -138,10 +137,15 @@ def cross_validate(X, y, task: str, sigma0: float, cv: dict) -> dict:
 
 
 def choose(X, y, task: str, sigma0: float, cv: dict, key: dict, results_root) -> dict:
-    """Cached :func:`cross_validate`: computed once per ``key`` under ``<results>/cv/``."""
+    """Cached :func:`cross_validate`: computed once per ``key`` under ``<results>/cv/``.
+
+    ``key`` names the data (the caller puts the dataset config and its data
+    fingerprint in it); the code version is added here, so a choice is reused
+    only for the same rows, the same bytes and the same code, as a record is.
+    """
     # the search rule is part of the key: choices cached by an older rule are not reused
-    blob = json.dumps({"key": key, "cv": cv, "sigma0": sigma0, "rule": "widen-until-interior"},
-                      sort_keys=True, default=str)
+    blob = json.dumps({"key": key, "cv": cv, "sigma0": sigma0, "rule": "widen-until-interior",
+                       "code": code_version()}, sort_keys=True, default=str)
     path = Path(results_root) / "cv" / f"{hashlib.sha1(blob.encode()).hexdigest()[:16]}.json"
     try:
         return json.loads(path.read_text())

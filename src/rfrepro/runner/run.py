@@ -97,7 +97,8 @@ def load(cfg: DictConfig, data_fp: dict):
     return ds
 
 
-def resolve_hyperparameters(cfg: DictConfig, ds, X, timer: Timer) -> tuple[DictConfig, dict]:
+def resolve_hyperparameters(cfg: DictConfig, ds, X, timer: Timer,
+                            data_fp: dict | None = None) -> tuple[DictConfig, dict]:
     """The run config with the bandwidth (and CV choices) as numbers, and what to record.
 
     The bandwidth rule is resolved here once; the map, the exact kernel and
@@ -116,7 +117,7 @@ def resolve_hyperparameters(cfg: DictConfig, ds, X, timer: Timer) -> tuple[DictC
         with timer("cv_s"):
             chosen = choose(X, ds.y_train, ds.task, sigma, OmegaConf.to_container(cv, resolve=True),
                             {"dataset": OmegaConf.to_container(cfg.dataset, resolve=True),
-                             "kernel": cfg.kernel.name,
+                             "data": data_fp, "kernel": cfg.kernel.name,
                              # generated data: each seed has its own training sample
                              "train_seed": ds.meta.get("train_seed")}, cfg.paths.results)
         sigma = chosen["sigma"]
@@ -311,7 +312,7 @@ def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tu
     with timer("train_s"):
         model.fit(Ztr, ds.y_train)
     fitted = {f"model_{a.rstrip('_')}": getattr(model, a)
-              for a in getattr(model, "recorded_attributes", ("C_", "n_iter_", "converged_", "lam_"))
+              for a in getattr(model, "recorded_attributes", ())
               if hasattr(model, a)}
     metrics: dict = {}
     if run_cfg.eval.train_metrics:
@@ -364,7 +365,7 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
             ds = load(cfg, data_fp)
         dtype = np.dtype(cfg.dtype)
         Xtr = ds.X_train.astype(dtype, copy=False)
-        run_cfg, extra = resolve_hyperparameters(cfg, ds, Xtr, timer)
+        run_cfg, extra = resolve_hyperparameters(cfg, ds, Xtr, timer, data_fp)
         rec.update(extra)
         predict = bool(cfg.eval.predict and cfg.model.get("_target_"))
         shared = None
@@ -542,8 +543,15 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
         if status == FINISHED:  # how busy the host was: the context of every time in the record
             rec["host_load"] = {"start_1min": base["host_load"]["start_1min"],
                                 "end_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
+            if "sigma" in rec["method"] and "kernel" in body:  # the number used, not the rule
+                rec["method"]["sigma"] = body["kernel"]["sigma"]
         if not _parent_alive(parent):  # the sweep is gone: write nothing, stop
             os.kill(os.getpid(), signal.SIGTERM)
+        if status != FINISHED and previous is not None and previous.get("status") == FINISHED:
+            # a forced rerun that did not finish leaves the finished record in place, with a note
+            previous["forced_rerun"] = {k: rec.get(k) for k in ("status", "error", "error_type", "finished")}
+            store.write(previous)
+            return rec
         store.write(rec)
         if status == FINISHED:
             atomic_write_text(Path(cfg.paths.results) / "compute" / cid, f"{store.slug}/{rid}")

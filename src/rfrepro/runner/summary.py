@@ -11,8 +11,8 @@ Exit statuses of ``python -m rfrepro.reproduce`` (and so of ``make reproduce-*``
       computing them (run the command again when it is done)
 ====  =====================================================================
 
-``python -m rfrepro`` (one run, or a Hydra multirun) exits 1 when any run
-did not finish, as Hydra does for a job that raises.
+``python -m rfrepro`` (one run, or a Hydra multirun) exits with the same
+statuses; a multirun ends with the same summary.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from rfrepro.results.store import FAILED, FINISHED, REFUSED, UNAVAILABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// base of a `wget --mirror` "
-               "copy of the official URLs), or add mirror=<base URL> to the command")
+               "copy of the official URLs), or add mirror=<base URL> to the command "
+               '(make reproduce-*: ARGS="mirror=<base URL>")')
 
 
 def first_line(text, limit: int = 300) -> str:
@@ -52,8 +53,11 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
     slug = study.replace("/", "-")
     for r in results:
         if r.get("status") == FAILED:
-            where = (f"traceback in {results_root}/runs/{slug}/{r['run_id']}.json"
-                     if r.get("run_id") else "no record (the config did not compose)")
+            record = f"{results_root}/runs/{slug}/{r['run_id']}.json"
+            where = ("no record (the config did not compose)" if not r.get("run_id")
+                     # a killed process leaves no traceback: the record says so
+                     else f"record {record}; no traceback, the process was killed (e.g. out of memory)"
+                     if str(r.get("error") or "").startswith("worker died") else f"traceback in {record}")
             err = first_line(r.get("error"))
             lines.append(f"  FAILED {r.get('arm')} {r.get('run_id')}: {r.get('error_type') or ''} "
                          f"{err} ({where})")

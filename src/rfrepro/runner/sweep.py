@@ -253,6 +253,22 @@ def _worker_died(p: Planned, exc: BaseException, attempt: int) -> dict:
     return _summary(rec)
 
 
+def _pool(jobs: int):
+    """The loky pool of ``jobs`` workers, reused while this process's ``RFREPRO_*`` variables are unchanged.
+
+    A worker keeps the environment it started with and run configs read
+    paths and the mirror from it (``${oc.env:RFREPRO_DATA}``), so a caller
+    that changes them between two sweeps (a test, a notebook) gets new workers.
+    """
+    import os
+
+    from joblib.externals.loky import get_reusable_executor
+
+    env = {k: v for k, v in sorted(os.environ.items())
+           if k.startswith("RFREPRO_") and k != "RFREPRO_EXECUTOR"}  # a worker sets its own executor
+    return get_reusable_executor(max_workers=jobs, reuse="auto", env=env)
+
+
 def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -> None:
     """Run ``todo`` on a loky process pool; a run whose worker dies is recorded and retried once, alone.
 
@@ -269,13 +285,11 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -
     from collections import Counter, deque
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from joblib.externals.loky import get_reusable_executor
-
     submit = submit or run_planned
     parent = os.getpid()
     queue, retry, inflight, attempts = deque(todo), deque(), {}, Counter()
     width = jobs
-    executor = get_reusable_executor(max_workers=jobs, reuse=True)
+    executor = _pool(jobs)
     while queue or retry or inflight:
         if not queue and not inflight:  # only retries left: one at a time
             queue, retry, width = retry, deque(), 1
@@ -285,7 +299,7 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -
                 inflight[executor.submit(submit, p, parent, "loky")] = p
             except RuntimeError:  # the pool broke between two submissions: start a new one
                 queue.appendleft(p)
-                executor = get_reusable_executor(max_workers=jobs, reuse=True)
+                executor = _pool(jobs)
         done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
         broken = False
         for fut in done:
@@ -310,7 +324,7 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -
                 results.append(rec)
                 bar.update()
         if broken:
-            executor = get_reusable_executor(max_workers=jobs, reuse=True)
+            executor = _pool(jobs)
 
 
 def run_sweep(
@@ -322,17 +336,23 @@ def run_sweep(
     extra: list[str] | None = None,
     progress: bool = True,
     scheduler: str | None = None,
+    in_process: bool = False,
 ) -> list[dict]:
     """Run every run of experiment ``name``; finished runs are skipped unless ``force``.
 
-    ``jobs`` > 1 runs them on a local process pool; ``scheduler`` (a Dask
-    scheduler address) sends them to a cluster instead. Returns one summary
-    dict per run (``status``: ok / failed / unavailable / busy; ``_skipped``
-    for runs finished before).
+    The runs go to a local process pool of ``jobs`` workers (one worker for
+    ``jobs=1``, a study's ``sweep.max_jobs: 1`` or a single run), never into
+    this process: a run killed there (SIGKILL, out of memory) is recorded
+    ``failed`` and retried once, and the other runs go on (see ``_run_pool``).
+    ``scheduler`` (a Dask scheduler address) sends them to a cluster instead.
+    ``in_process=True`` runs them one by one in this process, without that
+    protection (for a debugger, or a test that patches code in this process).
+    Returns one summary dict per run (``status``: ok / failed / unavailable /
+    busy; ``_skipped`` for runs finished before).
     """
     import sys
 
-    from rfrepro.results.store import RecordStore
+    from rfrepro.results.store import FINISHED, RecordStore
 
     limit = max_jobs(name, smoke=smoke, extra=extra)
     if limit is not None and scheduler:
@@ -352,7 +372,7 @@ def run_sweep(
             continue
         store = RecordStore(p.cfg.paths.results, f"{p.cfg.study.paper}-{p.cfg.study.item}")
         if not force and store.is_finished(p.run_id):
-            results.append({"status": "ok", "_skipped": True, "arm": p.job.arm, "run_id": p.run_id})
+            results.append({"status": FINISHED, "_skipped": True, "arm": p.job.arm, "run_id": p.run_id})
         elif p.ident[3] is not None:  # data known unavailable: record it here, no worker needed
             results.append(run_planned(p))
         else:
@@ -372,12 +392,12 @@ def run_sweep(
                                     progress=False):
             results.append(res if exc is None else _worker_died(p, exc, 2))
             bar.update()
-    elif jobs <= 1 or len(todo) <= 1:
+    elif in_process:
         for p in todo:
             results.append(run_planned(p))
             bar.update()
-    else:
-        _run_pool(todo, jobs, bar, results)
+    elif todo:  # serial too: a worker's death is recorded and retried, this process's would end the sweep
+        _run_pool(todo, max(1, min(jobs, len(todo))), bar, results)
     bar.close()
     return results
 

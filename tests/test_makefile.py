@@ -1,0 +1,30 @@
+"""The Makefile forwards what users give it (checked with `make -n`: nothing runs)."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def _dry(*args: str) -> str:
+    # the setup prerequisite is touched, not rebuilt: -n prints the recipe only
+    proc = subprocess.run(["make", "-n", "-o", "setup", "-o", ".venv/.installed", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_reproduce_forwards_args_jobs_and_smoke():
+    out = _dry("reproduce-sun2018-fig1", "ARGS=mirror=file:///m seed=3", "JOBS=1", "SMOKE=1")
+    line = next(x for x in out.splitlines() if "rfrepro.reproduce" in x)
+    assert "sun2018-fig1 --jobs 1 --smoke" in line and line.rstrip().endswith("mirror=file:///m seed=3")
+
+
+def test_reproduce_without_args_adds_nothing():
+    line = next(x for x in _dry("reproduce-sun2018-fig1", "JOBS=2", "SMOKE=", "SCHEDULER=", "ARGS=").splitlines() if "rfrepro.reproduce" in x)
+    assert line.split("rfrepro.reproduce", 1)[1].split() == ["sun2018-fig1", "--jobs", "2"]
