@@ -30,6 +30,11 @@ def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         )
 
 
+def _loo_squares(T: np.ndarray, yhat: np.ndarray, h: np.ndarray) -> float:
+    """Sum of squared leave-one-out residuals (t_i - yhat_i) / (1 - h_i) of ridge's fit."""
+    return float(np.sum(((T - yhat) / (1.0 - h)[:, None]) ** 2))
+
+
 def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 2048,
                 rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """(lam, coef) of the least mean squared leave-one-out error over ``grid``, for n > D rows, no intercept.
@@ -60,7 +65,7 @@ def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 204
         for g in range(grid.size):
             h = Q2 @ inv[g]
             yhat = Q @ (A * inv[g][:, None])
-            sq[g] += float(np.sum(((t - yhat) / (1.0 - h)[:, None]) ** 2))
+            sq[g] += _loo_squares(t, yhat, h)
     best = int(np.argmin(sq))
     return float(grid[best]), V @ (A * inv[best][:, None])
 
@@ -84,7 +89,7 @@ def _loo_dual(Z: np.ndarray, T: np.ndarray, grid: np.ndarray) -> tuple[float, np
         w = s / (s + lam)
         h = U2 @ w
         yhat = U @ (UtT * w[:, None])
-        sq[g] = float(np.sum(((T - yhat) / (1.0 - h)[:, None]) ** 2))
+        sq[g] = _loo_squares(T, yhat, h)
     best = int(np.argmin(sq))
     return float(grid[best]), Z.T @ (U @ (UtT / (s + grid[best])[:, None]))
 

@@ -241,8 +241,8 @@ class SharedFits:
     that cannot be read is ignored (the map is fitted again).
     """
 
-    def __init__(self, root, source: str):
-        self.root = Path(root) / "fits"
+    def __init__(self, root, key: str, source: str):
+        self.path = Path(root) / "fits" / f"{key}.joblib"
         self.source = source
 
     @staticmethod
@@ -252,40 +252,39 @@ class SharedFits:
             tree.pop(k, None)
         return identities(tree, data_fp)[1]
 
-    def load(self, key: str):
-        path = self.root / f"{key}.joblib"
+    def load(self) -> dict | None:
+        """``{"map", "fit_s", "source"}`` as saved, or None (absent or unreadable)."""
         try:
-            return joblib.load(path) if path.exists() else None
+            return joblib.load(self.path) if self.path.exists() else None
         except Exception:  # noqa: BLE001 - a damaged file only costs a new fit
             return None
 
-    def save(self, key: str, fmap, fit_s: float) -> None:
+    def save(self, fmap, fit_s: float) -> None:
         payload = {"map": fmap, "fit_s": fit_s, "source": self.source}
-        atomic_replace(self.root / f"{key}.joblib", lambda tmp: joblib.dump(payload, tmp))
+        atomic_replace(self.path, lambda tmp: joblib.dump(payload, tmp))
 
 
 def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool,
-              shared: tuple[SharedFits, str] | None = None):
+              shared: SharedFits | None = None):
     """Fit the map once; transform the training rows once (when the model needs them).
 
     A map that defines its own ``fit_transform`` (e.g. TEFM, whose fit
     computes the training features anyway) is timed as ``fit_transform_s``;
     otherwise ``fit_s`` and ``transform_train_s`` are separate. With
     ``eval.warmup_rows`` > 0 a copy of the map is first run on that many rows,
-    untimed (:func:`warm_up`). ``shared``: a :class:`SharedFits` store and
-    this run's key: the map is loaded from it when present, saved to it after
-    fitting otherwise (returned as the third value: where it came from, or None).
+    untimed (:func:`warm_up`). ``shared``: the map is loaded from it when
+    there, saved to it after fitting otherwise. Returns (map, training
+    features or None, the run the map was loaded from or None).
     """
-    fmap = _build(run_cfg.method)
     if shared is not None:
-        store, key = shared
-        with timer("fit_load_s"):
-            found = store.load(key)
+        t0 = time.perf_counter()
+        found = shared.load()
         if found is not None:
+            timer["fit_load_s"] = time.perf_counter() - t0
             timer["fit_s"] = found["fit_s"]
-            return found["map"], (fmap_transform(found["map"], X, timer) if transform_train else None), \
-                found["source"]
-        del timer["fit_load_s"]
+            Z = _transform_train(found["map"], X, timer) if transform_train else None
+            return found["map"], Z, found["source"]
+    fmap = _build(run_cfg.method)
     warm_up(fmap, X, y, int(run_cfg.eval.get("warmup_rows") or 0))
     own = type(fmap).fit_transform is not TransformerMixin.fit_transform
     if transform_train and own and shared is None:
@@ -295,11 +294,11 @@ def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool,
     with timer("fit_s"):
         fmap.fit(X, y)
     if shared is not None:
-        shared[0].save(shared[1], fmap, timer["fit_s"])
-    return fmap, (fmap_transform(fmap, X, timer) if transform_train else None), None
+        shared.save(fmap, timer["fit_s"])
+    return fmap, (_transform_train(fmap, X, timer) if transform_train else None), None
 
 
-def fmap_transform(fmap, X, timer: Timer):
+def _transform_train(fmap, X, timer: Timer):
     """The training rows' features, timed as ``transform_train_s``."""
     with timer("transform_train_s"):
         return fmap.transform(X)
@@ -370,7 +369,7 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
         predict = bool(cfg.eval.predict and cfg.model.get("_target_"))
         shared = None
         if cfg.eval.get("share_fit"):
-            shared = (SharedFits(cfg.paths.results, f"{slug(cfg)}/{rid}"), SharedFits.key(run_cfg, data_fp))
+            shared = SharedFits(cfg.paths.results, SharedFits.key(run_cfg, data_fp), f"{slug(cfg)}/{rid}")
         fmap, Ztr, fit_source = featurize(run_cfg, Xtr, ds.y_train, timer, transform_train=predict,
                                           shared=shared)
         if fit_source is not None:
