@@ -62,7 +62,7 @@ reproduce-%: setup
 	$(PY) -m rfrepro.reproduce $* --jobs $(JOBS) $(SMOKE_FLAG) $(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(ARGS)
 
 # every study runs even when one fails or has no data; the report is written; the exit
-# status is the worst one (1 a run failed, 3 runs not run: see rfrepro.runner.summary)
+# status is the worst one (1 a run failed, 3 runs not run: see rfrepro.harness.summary)
 smoke: setup
 	@worst=0; for e in $(EXPERIMENTS); do $(PY) -m rfrepro.reproduce $$e --smoke --jobs $(JOBS); \
 	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done; \

@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from rfrepro.harness.plan import plan
+from rfrepro.harness.pools import run_sweep
 from rfrepro.runner.env import summary_line
-from rfrepro.runner.sweep import plan, run_sweep
 
 TRIVIAL = ["dataset.n_train=20", "dataset.n_test=20", "eval.predict=false", "method=rks_cos",
            "method.n_components=1"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rfrepro.runner.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
+from rfrepro.harness.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["dataset.n_train=150", "dataset.n_test=300"]
@@ -109,7 +109,7 @@ def _job(status=None, bad=None, n=0):
 
 
 def test_multirun_exit_status_rules(capsys):
-    from rfrepro.__main__ import multirun_summary
+    from rfrepro.harness.cli import multirun_summary
 
     assert multirun_summary([_job("ok"), _job("ok", n=1)], expected=2) == EXIT_OK
     assert "x/y: 2 runs: 2 ok" in capsys.readouterr().out

@@ -2,8 +2,8 @@
 
 import pytest
 
-from rfrepro.config import compose, options
-from rfrepro.reproduce import resolve_study
+from rfrepro.harness.config import compose, options
+from rfrepro.harness.reproduce import resolve_study
 
 
 @pytest.mark.parametrize("group", ["dataset", "method", "model", "experiment"])

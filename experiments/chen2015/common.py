@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rfrepro.plots import finished, mean_std
-from rfrepro.results.claims import judge, judge_log_ratio, loglog_slope, mean_interval, not_run  # noqa: F401
+from rfrepro.harness.claims import judge, judge_log_ratio, loglog_slope, mean_interval, not_run  # noqa: F401
+from rfrepro.harness.plots import finished, mean_std
 
 #: Sweep arm -> the paper's method name, in the paper's legend order.
 LABELS = {"rks": "RKS", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp", "quasi": "Quasi", "ffood": "Ffood"}

@@ -27,8 +27,8 @@ from experiments.chen2015.common import (
     plot_curves,
     variant_of,
 )
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge_every, not_run
+from rfrepro.harness.claims import judge_every, not_run
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}
 SPEC = "metrics.kerr_spec"

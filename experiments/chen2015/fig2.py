@@ -33,8 +33,8 @@ from experiments.chen2015.common import (
     substitute_label,
     variant_of,
 )
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge, judge_every, not_run
+from rfrepro.harness.claims import judge, judge_every, not_run
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 L = "fitted.n_features_out"
 RMSE = "metrics.rel_rmse"

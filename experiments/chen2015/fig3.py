@@ -34,9 +34,9 @@ from experiments.chen2015.common import (
     variant_of,
 )
 from experiments.chen2015.fig2 import KRR_DATASETS, cv_choice
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge_every, not_run
-from rfrepro.results.store import RecordStore
+from rfrepro.harness.claims import judge_every, not_run
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.runner.store import RecordStore
 
 L = "fitted.n_features_out"
 RMSE = "metrics.rel_rmse"

@@ -25,8 +25,8 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from experiments.chen2015.common import STYLE, judge_log_ratio, loglog_slope, map_seconds
-from rfrepro.plots import finished
-from rfrepro.results.claims import FAIL, INCONCLUSIVE, PASS, judge, mean_interval, not_run
+from rfrepro.harness.claims import FAIL, INCONCLUSIVE, PASS, judge, mean_interval, not_run
+from rfrepro.harness.plots import finished
 
 N, L = "dataset.n_train", "fitted.n_features_out"
 METHODS = {"exact": "M1 exact KRR", "rks_cossin": "M2 RKS", "rks_cos": "M2 RKS", "tefm_g": "M3 TEFM-G",

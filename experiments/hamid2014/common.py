@@ -7,10 +7,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from rfrepro.plots import finished, mean_std
-
 # one helper for log-ratio verdicts across studies (a t interval of the mean log ratio over seeds)
-from rfrepro.results.claims import judge_log_ratio, loglog_slope, paired_values  # noqa: F401
+from rfrepro.harness.claims import judge_log_ratio, loglog_slope, paired_values  # noqa: F401
+from rfrepro.harness.plots import finished, mean_std
 
 #: Sweep arm -> label, in legend order.
 LABELS = {
@@ -91,7 +90,7 @@ def log_ratios(table: pd.DataFrame, num: str, den: str, y: str, on: list[str]) -
 def per_cell(values: pd.Series, by: list[str], name: Callable[..., str]) -> dict[str, pd.Series]:
     """Per-seed values of each cell (one per value of the ``by`` index levels), averaged over its other levels.
 
-    The cells of :func:`rfrepro.results.claims.judge_every`; ``name`` turns a
+    The cells of :func:`rfrepro.harness.claims.judge_every`; ``name`` turns a
     cell's ``by`` values into its label.
     """
     if values.empty:

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.hamid2014.common import LABELS, STYLE, arms_in, not_run_reason
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge, not_run
+from rfrepro.harness.claims import judge, not_run
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 EXACT, APPROX = "metrics.spectrum_exact", "metrics.spectrum_approx"
 #: Ranks whose exact eigenvalue is below this fraction of the largest are

@@ -18,8 +18,8 @@ from experiments.hamid2014.common import (
     plot_arms,
     ratio_table,
 )
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge_every
+from rfrepro.harness.claims import judge_every
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 C32_TEXT = ('"As shown, CRAFTMaps provide a significant reconstruction improvement for random maps and tensor '
             'sketches." (Sec. 5, Fig. 4: Nrms error of the r = 7, q = 1 polynomial kernel against E, six datasets, '

@@ -15,8 +15,8 @@ from experiments.hamid2014.common import (
     per_cell,
     plot_arms,
 )
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge_every
+from rfrepro.harness.claims import judge_every
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 R = "degree"
 C32_TEXT = ('"Figure 5 shows the reconstruction improvements due to CRAFTMaps depending on the polynomial degree." '

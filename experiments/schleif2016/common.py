@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rfrepro.plots import finished
-from rfrepro.results.claims import loglog_slope, mean_interval  # noqa: F401 - loglog_slope for table1
-from rfrepro.results.store import FINISHED, UNAVAILABLE
+from rfrepro.harness.claims import loglog_slope, mean_interval  # noqa: F401 - loglog_slope for table1
+from rfrepro.harness.plots import finished
+from rfrepro.runner.store import FINISHED, UNAVAILABLE
 
 #: The four columns of Table 1, in the paper's order (= our sweep arms).
 ARMS = ("svm_full", "svm_small", "ls_full", "ls_small")

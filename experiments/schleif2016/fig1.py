@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfrepro.plots import finished, grid_axes, not_run_panel
-from rfrepro.results.store import FINISHED, UNAVAILABLE
+from rfrepro.harness.plots import finished, grid_axes, not_run_panel
+from rfrepro.runner.store import FINISHED, UNAVAILABLE
 
 DATASETS = {"usps": "USPS", "coil20": "coil"}
 PANELS = (("exact", "exact kernel"), ("full", "full RFF"), ("small", "selected RFF"))
@@ -30,8 +30,8 @@ PANELS = (("exact", "exact kernel"), ("full", "full RFF"), ("small", "selected R
 def results_roots(smoke: bool) -> list[Path]:
     """Where a record's relative artifact path may live: the results root in use, then the
     same root under the project checkout (outputs rebuilt from another directory)."""
-    from rfrepro.config import project_root
-    from rfrepro.reproduce import results_root
+    from rfrepro.harness.config import project_root
+    from rfrepro.harness.reproduce import results_root
 
     root = Path(results_root(smoke))
     out = [root]

@@ -32,8 +32,8 @@ from experiments.schleif2016.common import (
     selection_cost,
     table1_runs,
 )
-from rfrepro.plots import finished
-from rfrepro.results.claims import judge, mean_interval, not_run
+from rfrepro.harness.claims import judge, mean_interval, not_run
+from rfrepro.harness.plots import finished
 
 ARM_STYLE = {"svm_full": ("tab:blue", "o"), "svm_small": ("tab:cyan", "s"),
              "ls_full": ("tab:red", "^"), "ls_small": ("tab:orange", "v")}
@@ -264,7 +264,7 @@ def figure(table: pd.DataFrame):
         axc.set_ylabel("seconds")
         axc.legend(fontsize=7)
     else:
-        from rfrepro.plots import not_run_panel
+        from rfrepro.harness.plots import not_run_panel
 
         not_run_panel(axc, "Selection time vs n", "no selection_cost runs")
     fig.suptitle("Schleif et al. 2016 Table 1: linear SVM / LS on D random Fourier features vs the "

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rfrepro.plots import band, finished, grid_axes, mean_std, not_run_panel
-from rfrepro.results import judge, not_run
-from rfrepro.results.claims import loglog_slope
+from rfrepro.harness.claims import judge, loglog_slope, not_run
+from rfrepro.harness.plots import band, finished, grid_axes, mean_std, not_run_panel
 
 ARMS = {"rks_cos": "RKS cos(Wx+b)", "rks_cossin": "RKS [cos, sin]", "nystrom": "Nystrom"}
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}

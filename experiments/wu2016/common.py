@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rfrepro.plots import finished
+from rfrepro.harness.plots import finished
 
 #: Dataset config name -> the paper's name, in the paper's order (Table 1).
 DATASETS = {

@@ -20,8 +20,8 @@ from experiments.wu2016.common import (
     performance,
     seeds_text,
 )
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge_every, not_run
+from rfrepro.harness.claims import judge_every, not_run
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 BASELINES = ("rf", "nystrom", "blockdiag")
 TIME = "timings.train_s"

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.wu2016.common import label, not_run_reason, per_dataset, seeds_text
-from rfrepro.plots import caption, finished, grid_axes, not_run_panel
-from rfrepro.results.claims import judge, not_run
+from rfrepro.harness.claims import judge, not_run
+from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 P = "model.n_threads"
 TIME = "timings.train_s"

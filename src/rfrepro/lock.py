@@ -18,6 +18,8 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+from rfrepro.layout import project_root
+
 __all__ = ["LOCK_ENV", "LOCK_NAME", "check_locked_env", "lock_file", "lock_hash", "locked_versions"]
 
 LOCK_ENV = "RFREPRO_LOCK"
@@ -42,7 +44,7 @@ def lock_file() -> Path | None:
     if env:
         path = Path(env).expanduser()
         return path if path.is_file() else None
-    path = Path(__file__).resolve().parents[2] / LOCK_NAME
+    path = project_root() / LOCK_NAME
     return path if path.is_file() else None
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from distributed import Client, KilledWorker, LocalCluster
 
-from rfrepro import distributed as rdist
-from rfrepro.distributed import dask_map, threads_per_task
-from rfrepro.runner.sweep import run_sweep
+from rfrepro.harness import distributed as rdist
+from rfrepro.harness.distributed import dask_map, threads_per_task
+from rfrepro.harness.pools import run_sweep
 
 
 def square(item):
@@ -124,7 +124,7 @@ def test_killed_worker_loses_no_item(dask_procs):
 
 @pytest.mark.slow
 def test_sun_smoke_on_dask_equals_local(dask_procs, tmp_path):
-    from rfrepro.results.store import FINISHED, RecordStore
+    from rfrepro.runner.store import FINISHED, RecordStore
 
     name = "sun2018/fig1"
     local, remote = tmp_path / "local", tmp_path / "remote"
@@ -166,7 +166,7 @@ def test_sun_smoke_survives_a_killed_worker(dask_procs, tmp_path):
     """A worker SIGKILLed mid-sweep: every run still ends finished, or failed with its cause."""
     import threading
 
-    from rfrepro.results.store import FAILED, FINISHED, RecordStore
+    from rfrepro.runner.store import FAILED, FINISHED, RecordStore
 
     with Client(dask_procs.address, set_as_default=False) as client:
         victim = next(iter(client.run(os.getpid).values()))

@@ -12,8 +12,8 @@ import pytest
 
 from rfrepro.data.dataset import Dataset
 from rfrepro.data.preprocess import preprocess
-from rfrepro.results.claims import judge
-from rfrepro.results.outputs import study_module
+from rfrepro.harness.claims import judge
+from rfrepro.harness.outputs import study_module
 
 fig2a = study_module("hamid2014/fig2a")
 fig4 = study_module("hamid2014/fig4")
@@ -299,8 +299,8 @@ def test_unit_norm_rows_on_every_split():
 
 @pytest.mark.parametrize("item", ["fig2a", "fig4", "fig5", "table1", "fig7"])
 def test_configs_expand_with_deviations(item):
-    from rfrepro.config import compose
-    from rfrepro.runner.sweep import expand
+    from rfrepro.harness.config import compose
+    from rfrepro.harness.grid import expand
 
     jobs = expand(f"hamid2014/{item}", smoke=True)
     assert jobs

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.results.claims import check_claims
-from rfrepro.results.outputs import study_module
+from rfrepro.harness.claims import check_claims
+from rfrepro.harness.outputs import study_module
 
 # imported the way the harness imports a study (the experiments/ folder is not a package on the path)
 table1 = study_module("schleif2016/table1")

@@ -5,11 +5,11 @@ import json
 import pandas as pd
 import pytest
 
-from rfrepro.config import options
-from rfrepro.report import write_report
-from rfrepro.reproduce import main as reproduce_main
-from rfrepro.results.claims import check_claims
-from rfrepro.results.outputs import slug_of
+from rfrepro.harness.claims import check_claims
+from rfrepro.harness.config import options
+from rfrepro.harness.outputs import slug_of
+from rfrepro.harness.report import write_report
+from rfrepro.harness.reproduce import main as reproduce_main
 
 EXPERIMENTS = options("experiment")
 FIGURE_ONLY = {"schleif2016/fig1"}

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.results.claims import (
+from rfrepro.harness.claims import (
     CLAIM_KEYS,
     check_claims,
     judge,

@@ -5,7 +5,7 @@ import os
 import socket
 import threading
 
-from rfrepro.results.store import RunLock
+from rfrepro.runner.store import RunLock
 
 
 def _stale_lock(path):

@@ -7,7 +7,8 @@ import stat
 import numpy as np
 import pytest
 
-from rfrepro.results.store import RecordStore, atomic_write_text, records_to_table
+from rfrepro.atomic import atomic_write_text
+from rfrepro.runner.store import RecordStore, records_to_table
 
 
 def test_atomic_write_never_leaves_a_half_file(tmp_path, monkeypatch):

@@ -80,12 +80,12 @@ def test_choice_is_not_reused_for_other_data_bytes_or_other_code(tmp_path, monke
 
 def test_a_run_keys_its_choice_by_its_data_fingerprint(monkeypatch, tmp_path):
     """run.py passes the run's data fingerprint to the CV cache."""
-    import rfrepro.runner.run as run_module
+    import rfrepro.runner.steps as run_module
 
     seen = []
     monkeypatch.setattr("rfrepro.runner.cv.choose", lambda *a, **k: seen.append(a[5]) or
                         {"sigma": 1.0, "lam": 0.1, "grid": []})
-    from rfrepro.config import compose
+    from rfrepro.harness.config import compose
 
     cfg = compose(["experiment=chen2015/fig2", f"paths.results={tmp_path}"])
     assert cfg.cv.enabled

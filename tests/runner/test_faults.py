@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-N_SMOKE = len(__import__("rfrepro.runner.sweep", fromlist=["expand"]).expand("sun2018/fig1", smoke=True))
+N_SMOKE = len(__import__("rfrepro.harness.grid", fromlist=["expand"]).expand("sun2018/fig1", smoke=True))
 # runs long enough (~0.5 s each) to be caught mid-way
 SLOW = ["dataset.n_train=300", "dataset.n_test=100000"]
 

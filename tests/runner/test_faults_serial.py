@@ -2,7 +2,8 @@
 
 import pytest
 
-from rfrepro.runner import sweep as sweep_mod
+from rfrepro.harness import pools as sweep_mod
+from rfrepro.harness.grid import expand
 
 SMALL = ["dataset.n_train=150", "dataset.n_test=300"]
 
@@ -30,7 +31,7 @@ def widths(monkeypatch):
     (2, [], 2),
 ])
 def test_serial_sweeps_go_to_a_one_worker_pool(results_root, widths, jobs, extra, width):
-    n = len(sweep_mod.expand("sun2018/fig1", smoke=True, extra=extra))
+    n = len(expand("sun2018/fig1", smoke=True, extra=extra))
     res = sweep_mod.run_sweep("sun2018/fig1", smoke=True, jobs=jobs, progress=False,
                               extra=[f"paths.results={results_root}", *SMALL, *extra])
     assert len(res) == n and widths == [(n, width)]
@@ -39,7 +40,7 @@ def test_serial_sweeps_go_to_a_one_worker_pool(results_root, widths, jobs, extra
 def test_a_single_run_left_goes_to_the_pool_too(results_root, widths):
     extra = [f"paths.results={results_root}", *SMALL]
     planned = sweep_mod.plan("sun2018/fig1", smoke=True, extra=extra)
-    from rfrepro.results.store import RecordStore
+    from rfrepro.runner.store import RecordStore
 
     store = RecordStore(results_root, "sun2018-fig1")
     for p in planned[1:]:  # every run but one finished before

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from rfrepro.config import compose
+from rfrepro.harness.config import compose
 from rfrepro.runner.identity import NOT_IDENTITY, code_version, compute_id, identity_config, run_id
-from rfrepro.runner.run import identify, run_and_record
+from rfrepro.runner.record import identify, run_and_record
 
 FAST = ["experiment=sun2018/fig1", "method.n_components=1", "dataset.n_train=200", "dataset.n_test=500",
         "model.lam=0.01"]
@@ -79,24 +79,31 @@ def test_data_fingerprint_and_code_version_are_part_of_the_identity():
     assert run_id(cfg, FP, "a") != run_id(other_study, FP, "a")
 
 
-def test_code_version_hashes_the_computing_source(tmp_path):
+def test_code_version_hashes_every_module_outside_the_harness(tmp_path):
     import shutil
 
     import rfrepro
-    from rfrepro.runner.identity import source_digest
+    from rfrepro.runner.identity import ORCHESTRATION, source_digest
 
     root = Path(rfrepro.__file__).parent
     assert code_version().endswith("+src." + source_digest(root)[:12])
     copy = tmp_path / "rfrepro"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = source_digest(copy)
-    # a claim's statistic, a figure or the report changes: every record stays valid
-    for rel in ("results/claims.py", "plots/__init__.py", "report.py"):
+    # any module of the harness (a claim's statistic, a figure, the report, a new file): records stay valid
+    harness = sorted(p.relative_to(copy).as_posix() for p in (copy / ORCHESTRATION).rglob("*.py"))
+    assert {"harness/claims.py", "harness/plots.py", "harness/report.py", "harness/pools.py"} <= set(harness)
+    for rel in harness:
         with open(copy / rel, "a") as fh:
             fh.write("\n# edited\n")
+    (copy / ORCHESTRATION / "new_module.py").write_text("x = 1\n")
     assert source_digest(copy) == before
-    # a feature map, a model or the run itself changes: every record is stale
-    for rel in ("features/rff.py", "models/svm.py", "runner/run.py", "results/store.py"):
+    # any other module (a feature map, a model, the run, the store, a new file): every record is stale
+    computing = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*.py")
+                       if p.relative_to(copy).parts[0] != ORCHESTRATION)
+    assert {"features/rff.py", "models/svm.py", "runner/steps.py", "runner/record.py", "runner/store.py", "data/registry.py",
+            "kernels.py"} <= set(computing)
+    for rel in computing + ["features/new_map.py"]:
         edited = tmp_path / "edited"
         shutil.rmtree(edited, ignore_errors=True)
         shutil.copytree(copy, edited)
@@ -105,40 +112,80 @@ def test_code_version_hashes_the_computing_source(tmp_path):
         assert source_digest(edited) != before, rel
 
 
-def test_computing_modules_import_no_output_module():
-    """What NOT_COMPUTING leaves out of the code version cannot reach a run's numbers."""
+#: Modules outside the harness that may import it: the ``python -m`` entry points, which only delegate.
+ENTRY_POINTS = ("__main__.py", "reproduce.py", "report.py")
+
+
+def test_no_computing_module_imports_the_harness():
+    """The tree is the boundary: nothing hashed imports the harness, so it cannot reach a run's numbers."""
     import ast
 
     import rfrepro
-    from rfrepro.runner.identity import NOT_COMPUTING
+    from rfrepro.runner.identity import ORCHESTRATION
 
     root = Path(rfrepro.__file__).parent
-
-    def excluded(rel: str) -> bool:
-        return any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in NOT_COMPUTING)
-
-    def module_file(name: str) -> str | None:
-        parts = name.split(".")[1:]
-        for rel in ("/".join(parts) + ".py", "/".join(parts + ["__init__.py"])):
-            if (root / rel).is_file():
-                return rel
-        return None
-
     offenders = []
     for path in root.rglob("*.py"):
         rel = path.relative_to(root).as_posix()
-        if excluded(rel):
+        if rel.split("/", 1)[0] == ORCHESTRATION or rel in ENTRY_POINTS:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-            for name in names:
-                target = module_file(name) if name.startswith("rfrepro.") else None
-                if target and excluded(target) and target != "results/__init__.py":
-                    offenders.append(f"{rel} imports {name}")
+            offenders += [f"{rel} imports {n}" for n in names
+                          if n == f"rfrepro.{ORCHESTRATION}" or n.startswith(f"rfrepro.{ORCHESTRATION}.")]
     assert not offenders, offenders
-    # present in the tree, so the list names real files
-    assert all((root / x).exists() for x in NOT_COMPUTING)
+
+
+def test_entry_points_only_delegate_to_the_harness():
+    import ast
+
+    import rfrepro
+
+    root = Path(rfrepro.__file__).parent
+    for rel in ENTRY_POINTS:
+        tree = ast.parse((root / rel).read_text())
+        body = [n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        assert len(body) - len(imports) == 1 and isinstance(body[-1], ast.If), rel  # if __name__ == ...
+        assert any(isinstance(n, ast.ImportFrom) and n.module.startswith("rfrepro.harness.") for n in imports)
+
+
+def test_no_import_cycle_between_packages():
+    """Packages form layers: no package imports one that imports it back (directly or not)."""
+    import ast
+
+    import rfrepro
+
+    root = Path(rfrepro.__file__).parent
+
+    def unit(rel: str) -> str:
+        head = rel.split("/", 1)[0]
+        return head[:-3] if head.endswith(".py") else head
+
+    edges: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root).as_posix()
+        if rel in ENTRY_POINTS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for n in names:
+                if n.startswith("rfrepro.") and unit(rel) != n.split(".")[1]:
+                    edges.setdefault(unit(rel), set()).add(n.split(".")[1])
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    cycles = sorted(u for u in edges if u in reach(u))
+    assert not cycles, {u: sorted(edges[u]) for u in cycles}
 
 
 def _file_dataset_config(tmp_path, values):

@@ -4,7 +4,7 @@ import os
 import time
 from types import SimpleNamespace
 
-from rfrepro.runner import sweep
+from rfrepro.harness import pools as sweep
 
 
 def _work(p, parent, executor):

@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from rfrepro.config import compose
-from rfrepro.results.store import RecordStore
-from rfrepro.runner.run import identify, run_and_record
+from rfrepro.harness.config import compose
+from rfrepro.runner.record import identify, run_and_record
+from rfrepro.runner.store import RecordStore
 
 
 def run_id(cfg):
@@ -58,7 +58,7 @@ def test_second_run_is_skipped_and_force_redoes_it(results_root):
 
 
 def test_a_forced_rerun_that_fails_keeps_the_finished_record(results_root, monkeypatch):
-    import rfrepro.runner.run as run_module
+    import rfrepro.runner.steps as run_module
 
     first = run_and_record(compose(FAST))
 
@@ -125,7 +125,7 @@ def test_incompatible_method_and_model_fail_clearly(results_root):
 
 
 def test_exact_kernel_with_krr_uses_the_dual():
-    from rfrepro.runner.run import execute
+    from rfrepro.runner.steps import execute
 
     cfg = compose(["dataset=disk_annulus", "dataset.n_train=100", "dataset.n_test=50",
                    "method=exact", "model=ls", "model.lam=0.1"])
@@ -197,7 +197,7 @@ def test_warnings_are_recorded_not_printed(results_root, recwarn):
 
 
 def test_a_run_over_the_memory_budget_is_refused_not_failed(results_root):
-    from rfrepro.runner.summary import EXIT_NOT_RUN, exit_code, summarize
+    from rfrepro.harness.summary import EXIT_NOT_RUN, exit_code, summarize
 
     # the exact kernel of 400 rows is 1.2 MB, over a 1 MB budget: refused before anything is allocated
     exact = ["dataset.n_train=400", "dataset.n_test=500", "method=raw_inputs", "model=exact_krr"]
@@ -215,7 +215,7 @@ def test_a_run_over_the_memory_budget_is_refused_not_failed(results_root):
 
 def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_root):
     from rfrepro.features import Nystroem, RandomFourierFeatures
-    from rfrepro.runner.run import warm_up
+    from rfrepro.runner.steps import warm_up
 
     X = np.random.RandomState(0).randn(50, 3)
     fmap = RandomFourierFeatures(n_components=8, random_state=0)
@@ -227,7 +227,7 @@ def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_roo
     assert warm["run_id"] != cold["run_id"]  # a different computation of the times
     assert warm["metrics"] == cold["metrics"] and not warm.get("warnings")
     with pytest.raises(ValueError, match="eval.warmup_rows must be an integer >= 0, got -1"):
-        from rfrepro.runner.validate import check_run_config
+        from rfrepro.harness.validate import check_run_config
 
         check_run_config(compose(FAST + ["eval.warmup_rows=-1"]))
 
@@ -254,6 +254,6 @@ def test_runs_that_differ_only_in_their_model_share_one_fit(results_root):
     again = run_and_record(compose(sel + ["model=ls", "force=true"]))
     assert "fit_shared_from" not in again and again["fitted"] == ls["fitted"]
     with pytest.raises(ValueError, match="eval.share_fit must be true or false"):
-        from rfrepro.runner.validate import check_run_config
+        from rfrepro.harness.validate import check_run_config
 
         check_run_config(compose(FAST + ["eval.share_fit=3"]))

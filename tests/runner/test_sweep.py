@@ -2,10 +2,11 @@
 
 import pytest
 
-from rfrepro.results.store import RecordStore
-from rfrepro.runner import sweep as sweep_mod
+from rfrepro.harness import pools as sweep_mod
+from rfrepro.harness.grid import _sweep_spec, expand
+from rfrepro.harness.pools import run_sweep
 from rfrepro.runner.env import threads_for
-from rfrepro.runner.sweep import expand, run_sweep
+from rfrepro.runner.store import RecordStore
 
 N_SMOKE = len(expand("sun2018/fig1", smoke=True))
 
@@ -90,9 +91,8 @@ def test_threads_per_job_do_not_oversubscribe(monkeypatch):
 def test_cached_composition_equals_hydra_compose(study):
     from omegaconf import OmegaConf
 
-    from rfrepro.config import compose
-    from rfrepro.runner.run import identify
-    from rfrepro.runner.sweep import compose_cached
+    from rfrepro.harness.config import compose, compose_cached
+    from rfrepro.runner.record import identify
 
     jobs = expand(study) + expand(study, smoke=True)
     for job in jobs[:: max(1, len(jobs) // 12)]:
@@ -103,11 +103,12 @@ def test_cached_composition_equals_hydra_compose(study):
 
 @pytest.mark.parametrize("study", ["wu2016/fig6", "chen2015/table1", "hamid2014/fig7"])
 def test_timing_studies_run_one_at_a_time_with_their_own_threads(study, monkeypatch):
-    from rfrepro.runner.sweep import max_jobs, plan
+    from rfrepro.harness.grid import max_jobs
+    from rfrepro.harness.plan import plan
 
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     assert max_jobs(study) == 1
-    set_by_study = sweep_mod._sweep_spec(study, True, ())["threads"]
+    set_by_study = _sweep_spec(study, True, ())["threads"]
     p = plan(study, smoke=True, jobs=2)[0]
     # a study that fixes its threads keeps them whatever --jobs says; else one job gets every core
     assert p.cfg.threads == (set_by_study if set_by_study is not None else threads_for(2))
@@ -132,7 +133,7 @@ def test_max_jobs_lowers_jobs_with_a_note(results_root, monkeypatch, capsys):
 
 @pytest.mark.parametrize("bad", ["0", "true", "1.5"])
 def test_invalid_max_jobs_is_bad_input(bad):
-    from rfrepro.runner.sweep import max_jobs
+    from rfrepro.harness.grid import max_jobs
 
     with pytest.raises(ValueError, match="sweep.max_jobs must be an integer >= 1"):
         max_jobs("sun2018/fig1", extra=[f"++sweep.max_jobs={bad}"])

@@ -41,7 +41,7 @@ import pooch
 import requests
 from tqdm.auto import tqdm
 
-from rfrepro.results.store import file_mode
+from rfrepro.atomic import file_mode
 
 __all__ = [
     "MIRROR_ENV",

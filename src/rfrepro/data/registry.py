@@ -88,6 +88,7 @@ import pandas as pd
 from rfrepro.data import download, formats
 from rfrepro.data.dataset import TASKS, Dataset
 from rfrepro.data.preprocess import PREPROCESSING, preprocess
+from rfrepro.layout import conf_dir
 
 __all__ = [
     "DatasetUnavailable",
@@ -132,12 +133,6 @@ PARSE_KEYS = ("name", "task", "sources", "dtype", "positive", "keep_classes",
 # ----------------------------------------------------------------------------- configs
 
 
-def conf_dir() -> Path:
-    """The repository's ``conf/`` folder (falls back to ``./conf``)."""
-    import rfrepro
-
-    here = Path(rfrepro.__file__).resolve().parents[2] / "conf"
-    return here if here.is_dir() else Path.cwd() / "conf"
 
 
 def list_datasets() -> list[str]:
@@ -433,7 +428,7 @@ def _read_npz(path: Path, roles) -> dict[str, np.ndarray]:
 
 
 def _write_npz(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
-    from rfrepro.results.store import atomic_replace
+    from rfrepro.atomic import atomic_replace
 
     def write(tmp):
         with open(tmp, "wb") as f:
@@ -725,7 +720,7 @@ def file_sha256(path: Path) -> str:
         pass
     digest = download.sha256_file(path)
     try:
-        from rfrepro.results.store import atomic_write_text
+        from rfrepro.atomic import atomic_write_text
 
         atomic_write_text(side, f"{digest} {stamp}\n")
     except OSError:  # a read-only data folder: just do not remember

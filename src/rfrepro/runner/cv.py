@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import numpy as np
 
+from rfrepro.atomic import atomic_write_text
 from rfrepro.data.registry import kfold_splitter
 from rfrepro.features import RandomFourierFeatures
+from rfrepro.layout import ResultsLayout
 from rfrepro.metrics import prediction_metrics
 from rfrepro.models import LeastSquaresClassifier, RidgeRegression
-from rfrepro.results.store import atomic_write_text
 from rfrepro.runner.identity import code_version
 
 #: default number of grid extensions per parameter (sigma and lambda each)
@@ -146,7 +146,7 @@ def choose(X, y, task: str, sigma0: float, cv: dict, key: dict, results_root) ->
     # the search rule is part of the key: choices cached by an older rule are not reused
     blob = json.dumps({"key": key, "cv": cv, "sigma0": sigma0, "rule": "widen-until-interior",
                        "code": code_version()}, sort_keys=True, default=str)
-    path = Path(results_root) / "cv" / f"{hashlib.sha1(blob.encode()).hexdigest()[:16]}.json"
+    path = ResultsLayout(results_root).cv(hashlib.sha1(blob.encode()).hexdigest()[:16])
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):

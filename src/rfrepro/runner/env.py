@@ -8,7 +8,7 @@ import platform
 import subprocess
 from importlib import metadata
 
-from rfrepro.config import project_root
+from rfrepro.layout import project_root
 
 PACKAGES = (
     "rfrepro", "numpy", "scipy", "scikit-learn", "hydra-core", "pandas",

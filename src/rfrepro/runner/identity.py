@@ -41,23 +41,20 @@ NOT_IDENTITY = (
 STUDY_KEYS = ("study",)
 
 
-#: Modules that never run between loading a run's data and writing its numbers: they
-#: orchestrate sweeps or draw outputs from finished records. Editing them (a claim's
-#: statistic, a figure, the report) keeps every record valid; a test checks that the
-#: computing modules import none of them.
-NOT_COMPUTING = (
-    "__main__.py", "report.py", "reproduce.py", "distributed.py", "plots/",
-    "results/__init__.py", "results/claims.py", "results/outputs.py",
-    "runner/summary.py", "runner/sweep.py",
-)
+#: The one package whose modules never run between loading a run's data and writing its
+#: numbers: sweeps, pools, outputs, claims, plots, the report and the command line. Every other
+#: module of ``rfrepro`` computes (data, features, models, metrics, one run's steps, identity)
+#: and is hashed into the code version; editing a module of this package keeps every record
+#: valid. A test checks that no computing module imports it.
+ORCHESTRATION = "harness"
 
 
 def source_digest(root: Path) -> str:
-    """sha256 over the package's computing ``.py`` files under ``root`` (names and bytes)."""
+    """sha256 over the names and bytes of the ``.py`` files under ``root``, less :data:`ORCHESTRATION`."""
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in NOT_COMPUTING):
+        if rel.split("/", 1)[0] == ORCHESTRATION:
             continue
         h.update(rel.encode())
         h.update(b"\0")
@@ -72,7 +69,7 @@ def code_version() -> str:
 
     A hash of the source rather than the git commit: it changes exactly when
     the code that computes a run changes (not for a README edit, nor for the
-    modules of ``NOT_COMPUTING`` that only orchestrate or draw outputs), it is
+    package ``rfrepro.harness``, which only orchestrates and draws outputs), it is
     the same for a clean checkout and an installed copy, and it needs no git.
     Configs are not in it (the resolved config is hashed on its own);
     ``experiments/`` only draws outputs from records and is not in it either.

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from rfrepro.results.store import FINISHED  # noqa: E402
+from rfrepro.runner.store import FINISHED  # noqa: E402
 
 #: One colour/marker per method name, stable across figures.
 STYLE = {

@@ -32,14 +32,15 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
-from pathlib import Path
 
 from tqdm.auto import tqdm
+
+from rfrepro.layout import project_root
 
 __all__ = ["LockChecked", "dask_map", "slurm_cluster", "threads_per_task"]
 
 CONNECT_TIMEOUT = "30s"
-SLURM_CONFIG = Path(__file__).resolve().parents[2] / "conf" / "cluster" / "slurm.yaml"
+SLURM_CONFIG = project_root() / "conf" / "cluster" / "slurm.yaml"
 
 
 @functools.cache
@@ -206,8 +207,8 @@ def slurm_cluster(config: str | os.PathLike = SLURM_CONFIG, *, jobs: int | None 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rfrepro.distributed slurm [--jobs N] [--config FILE]``: start and hold a cluster."""
-    ap = argparse.ArgumentParser(prog="python -m rfrepro.distributed",
+    """``python -m rfrepro.harness.distributed slurm [--jobs N] [--config FILE]``: start and hold a cluster."""
+    ap = argparse.ArgumentParser(prog="python -m rfrepro.harness.distributed",
                                  description="Start a Dask cluster on SLURM and keep it up "
                                              "until Ctrl-C; runs go to it with SCHEDULER=ADDRESS.")
     ap.add_argument("kind", choices=["slurm"])

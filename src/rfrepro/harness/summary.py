@@ -19,12 +19,20 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rfrepro.results.store import FAILED, FINISHED, REFUSED, UNAVAILABLE
+from rfrepro.runner.store import FAILED, FINISHED, REFUSED, UNAVAILABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// base of a `wget --mirror` "
                "copy of the official URLs), or add mirror=<base URL> to the command "
                '(make reproduce-*: ARGS="mirror=<base URL>")')
+
+
+def run_row(rec: dict) -> dict:
+    """What the console summary needs of a record (a sweep's result row)."""
+    out = {k: rec.get(k) for k in ("status", "arm", "run_id", "error", "error_type", "_skipped", "urls_tried",
+                                   "reused_from")}
+    out["dataset"] = (rec.get("dataset") or {}).get("name")
+    return out
 
 
 def first_line(text, limit: int = 300) -> str:

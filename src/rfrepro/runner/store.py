@@ -1,124 +1,46 @@
 """One JSON record per run, written atomically; the table is built from them alone.
 
-Layout under the results root::
-
-    runs/<paper>-<item>/<run_id>.json   one record per run (status ok | failed | unavailable)
-    runs/<paper>-<item>/<run_id>.lock   present while a process computes that run
-    tables/<paper>-<item>.parquet       one tidy row per run
-    figures/<paper>-<item>.{png,pdf}
-    claims/<paper>-<item>.json
+Paths come from :class:`rfrepro.layout.ResultsLayout`.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
-import math
 import os
 import socket
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
+
+from rfrepro.atomic import atomic_write_text, jsonable
+from rfrepro.layout import ResultsLayout
 
 #: Record statuses. Only FINISHED counts as done; the others are tried again. UNAVAILABLE: its
 #: data could not be had; REFUSED: it needs more memory than its budget (``max_memory_gb``).
 FINISHED, FAILED, UNAVAILABLE, REFUSED = "ok", "failed", "unavailable", "refused"
 STATUSES = (FINISHED, FAILED, UNAVAILABLE, REFUSED)
-
-
-def file_mode() -> int:
-    """The mode a new file of this process gets: ``0o666`` less the umask.
-
-    Files made through a temp file (``mkstemp``: 0600) or by a library are
-    given it, so that results and a data cache shared between users stay
-    readable. The umask is read from ``/proc`` where there is one: ``os.umask``
-    can only read it by setting it, which a thread creating a file meanwhile
-    would see; elsewhere it is read that way once per process.
-    """
-    return 0o666 & ~_umask()
-
-
-def _umask() -> int:
-    global _UMASK
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    if _UMASK is None:
-        _UMASK = os.umask(0)
-        os.umask(_UMASK)
-    return _UMASK
-
-
-_UMASK: int | None = None
-
-
-def atomic_replace(path: Path, write) -> None:
-    """Create ``path`` through ``write(tmp_path)`` + rename: never a half file.
-
-    The temp name is unique (two processes writing the same file do not
-    collide), and the file gets the user's umask (mkstemp alone gives 0600).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix or ".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_replace`)."""
-    def write(tmp):
-        with open(tmp, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    atomic_replace(path, write)
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    return obj
+#: What a sweep reports for a run another process holds the lock of (never written to a record).
+BUSY = "busy"
 
 
 class RecordStore:
     """The run records of one study under ``root/runs/<slug>/``."""
 
     def __init__(self, root: str | Path, slug: str):
-        self.root = Path(root)
+        self.layout = ResultsLayout(root)
+        self.root = self.layout.root
         self.slug = slug
-        self.dir = self.root / "runs" / slug
+        self.dir = self.layout.study_runs(slug)
 
     def path(self, run_id: str) -> Path:
-        return self.dir / f"{run_id}.json"
+        return self.layout.record(self.slug, run_id)
 
     def write(self, record: dict) -> Path:
         path = self.path(record["run_id"])
-        atomic_write_text(path, json.dumps(_jsonable(record), indent=1, sort_keys=True))
+        atomic_write_text(path, json.dumps(jsonable(record), indent=1, sort_keys=True))
         return path
 
     def read(self, run_id: str) -> dict | None:
@@ -135,7 +57,7 @@ class RecordStore:
         return rec is not None and rec.get("status") == FINISHED
 
     def lock(self, run_id: str) -> RunLock:
-        return RunLock(self.dir / f"{run_id}.lock")
+        return RunLock(self.layout.run_lock(self.slug, run_id))
 
     def records(self) -> list[dict]:
         out = []

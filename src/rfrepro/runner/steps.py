@@ -1,63 +1,44 @@
-"""One run: dataset x feature map x model x seed -> one record.
+"""One run's steps: dataset x feature map x model x seed -> the numbers of its record.
 
 A run is a short list of named steps, each with one owner:
 
 1. :func:`load` the data (the variant named by the run's data fingerprint);
 2. :func:`resolve_hyperparameters`: the bandwidth rule, once, and the
    cross-validated sigma / lambda where the study asks for it;
-3. :func:`featurize`: fit the map once and transform each split once;
+3. :func:`featurize`: fit the map once and transform each split once
+   (or load it from :class:`rfrepro.runner.fits.SharedFits`);
 4. :func:`kernel_error` of the map on fixed training rows (when asked);
 5. :func:`fit_and_score` the model;
-6. :func:`run_and_record` wraps them: identity, lock, reuse, record.
+6. :func:`execute` runs them in order and returns the record's body.
+
+:mod:`rfrepro.runner.record` wraps :func:`execute` with identity, lock, reuse
+and the record file.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
 import time
-import traceback
 import warnings
 from contextlib import contextmanager
-from datetime import datetime, timezone
-from pathlib import Path
 
-import joblib
 import numpy as np
 import scipy.sparse as sp
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
 from sklearn.base import TransformerMixin, clone
 
-from rfrepro.data import DatasetUnavailable, fingerprint, load_dataset
+from rfrepro.atomic import atomic_replace
+from rfrepro.data import load_dataset
 from rfrepro.features._base import fitted_summary
 from rfrepro.kernels import kernel_matrix, resolve_bandwidth
+from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.metrics import KernelReference, kernel_errors, kernel_spectra, prediction_metrics
-from rfrepro.models.kernel_ridge import MemoryBudgetExceeded
-from rfrepro.results.store import (
-    FAILED,
-    FINISHED,
-    REFUSED,
-    UNAVAILABLE,
-    RecordStore,
-    atomic_replace,
-    atomic_write_text,
-)
-from rfrepro.runner.env import limit_threads, provenance
-from rfrepro.runner.identity import code_version, identities
+from rfrepro.runner.env import limit_threads
+from rfrepro.runner.fits import SharedFits
 from rfrepro.runner.memory import PeakMemory
 
 #: Kernels whose bandwidth is a distance scale (resolved from a rule like "median").
 SHIFT_INVARIANT = ("gaussian", "laplacian")
-#: Status of a run another process holds the lock of (not a record status).
-BUSY = "busy"
-
-
-def slug(cfg: DictConfig) -> str:
-    return f"{cfg.study.paper}-{cfg.study.item}"
-
-
 class Timer(dict):
     """Seconds per named step, summed over repeats: ``with timer("fit_s"): ...``."""
 
@@ -225,45 +206,6 @@ def warm_up(fmap, X, y, rows: int) -> None:
             pass
 
 
-class SharedFits:
-    """Fitted maps kept under ``<results>/fits/`` for runs that differ only in their model.
-
-    With ``eval.share_fit: true`` (Schleif et al.'s Table 1: its SVM and LS
-    columns on the same fold select the same small RFF set) the first run to
-    fit a map saves it with its fit time, and a later run of the same map
-    loads it instead of fitting again. The key is the run's identity
-    (:func:`rfrepro.runner.identity.identities`) with the model, the
-    evaluation settings and the study left out, taken after the bandwidth is
-    resolved: the same resolved map config, seed, dataset config, data bytes
-    and code. The loading run records the fit's own ``fit_s`` (its time per CV
-    cycle stays what fitting would cost), the time the load took as
-    ``fit_load_s``, and the run that fitted it as ``fit_shared_from``. A file
-    that cannot be read is ignored (the map is fitted again).
-    """
-
-    def __init__(self, root, key: str, source: str):
-        self.path = Path(root) / "fits" / f"{key}.joblib"
-        self.source = source
-
-    @staticmethod
-    def key(run_cfg: DictConfig, data_fp: dict) -> str:
-        tree = OmegaConf.to_container(run_cfg, resolve=True)
-        for k in ("model", "eval"):
-            tree.pop(k, None)
-        return identities(tree, data_fp)[1]
-
-    def load(self) -> dict | None:
-        """``{"map", "fit_s", "source"}`` as saved, or None (absent or unreadable)."""
-        try:
-            return joblib.load(self.path) if self.path.exists() else None
-        except Exception:  # noqa: BLE001 - a damaged file only costs a new fit
-            return None
-
-    def save(self, fmap, fit_s: float) -> None:
-        payload = {"map": fmap, "fit_s": fit_s, "source": self.source}
-        atomic_replace(self.path, lambda tmp: joblib.dump(payload, tmp))
-
-
 def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool,
               shared: SharedFits | None = None):
     """Fit the map once; transform the training rows once (when the model needs them).
@@ -343,8 +285,9 @@ def _kernel_image(cfg: DictConfig, run_cfg: DictConfig, rid: str, fmap, X, ds) -
     Z = fmap.transform(X[rows])
     approx = np.asarray((Z @ Z.T).todense() if sp.issparse(Z) else Z @ Z.T, dtype=np.float32)
     exact = kernel_matrix(run_cfg.kernel.name, X[rows].astype(np.float64), **kernel_params(run_cfg))
-    rel = Path("artifacts") / slug(cfg) / f"{rid}-kernel_image.npz"
-    atomic_replace(Path(cfg.paths.results) / rel,
+    layout = ResultsLayout(cfg.paths.results)
+    rel = layout.artifact(study_slug(cfg), f"{rid}-kernel_image.npz")
+    atomic_replace(layout.root / rel,
                    lambda tmp: np.savez_compressed(tmp, approx=approx, exact=exact.astype(np.float32),
                                                    labels=ds.y_train[rows]))
     return str(rel)
@@ -369,7 +312,7 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
         predict = bool(cfg.eval.predict and cfg.model.get("_target_"))
         shared = None
         if cfg.eval.get("share_fit"):
-            shared = SharedFits(cfg.paths.results, SharedFits.key(run_cfg, data_fp), f"{slug(cfg)}/{rid}")
+            shared = SharedFits(cfg.paths.results, SharedFits.key(run_cfg, data_fp), f"{study_slug(cfg)}/{rid}")
         fmap, Ztr, fit_source = featurize(run_cfg, Xtr, ds.y_train, timer, transform_train=predict,
                                           shared=shared)
         if fit_source is not None:
@@ -404,154 +347,4 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
         rec["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     rec.setdefault("memory", {}).update(mem.report())
     rec["dataset"] = ds.summary()
-    return rec
-
-
-# ----------------------------------------------------------------------------- recording
-
-
-def _public(node: dict) -> dict:
-    return {k: v for k, v in node.items() if k != "_target_"}
-
-
-def _reusable(root, cid: str) -> dict | None:
-    pointer = Path(root) / "compute" / cid
-    try:
-        slug_, rid = pointer.read_text().strip().split("/", 1)
-    except (OSError, ValueError):
-        return None
-    rec = RecordStore(root, slug_).read(rid)
-    return rec if rec is not None and rec.get("status") == FINISHED and rec.get("compute_id") == cid else None
-
-
-def identify(cfg: DictConfig) -> tuple[str, str, dict, DatasetUnavailable | None]:
-    """(run id, compute id, data fingerprint, unavailability) of ``cfg``.
-
-    The data fingerprint needs the data files (fetched if absent); when they
-    cannot be had, the identity says so (``{"unavailable": name}``) and the
-    error is returned to be recorded.
-    """
-    try:
-        fp = fingerprint(cfg.dataset, data_dir=cfg.paths.data, mirror=cfg.mirror)
-        err = None
-    except DatasetUnavailable as exc:
-        fp, err = {"unavailable": cfg.dataset.get("name")}, exc
-    rid, cid = identities(cfg, fp)
-    return rid, cid, fp, err
-
-
-def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    base = {
-        "run_id": rid,
-        "compute_id": cid,
-        "paper": cfg.study.paper,
-        "figure": cfg.study.item,
-        "study": f"{cfg.study.paper}/{cfg.study.item}",
-        "arm": cfg.arm or f"{cfg.method.name}+{cfg.model.name}",
-        "seed": int(cfg.seed),
-        "smoke": bool(cfg.smoke),
-        "method": _public(resolved["method"]),
-        "model": _public(resolved["model"]),
-        "eval": resolved["eval"],
-        "dtype": str(cfg.dtype),
-        "data_fingerprint": fp,
-        "code_version": code_version(),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "env": provenance(),
-        "executor": os.environ.get("RFREPRO_EXECUTOR", "local"),
-        "host": socket.gethostname(),
-        "host_load": {"start_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()},
-        "config": resolved,
-    }
-    base["n_components"] = base["method"].get("n_components")
-    return base
-
-
-def record_failure(cfg: DictConfig, ident: tuple, cause: str) -> dict:
-    """Write a ``failed`` record for a run that could not report itself (e.g. its worker died)."""
-    rid, cid, fp, _ = ident
-    store = RecordStore(cfg.paths.results, slug(cfg))
-    rec = {**_base_record(cfg, rid, cid, fp), "status": FAILED, "error": cause,
-           "error_type": cause.split(" (", 1)[0].split(":", 1)[0],
-           "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    store.write(rec)
-    return rec
-
-
-def _parent_alive(parent: int | None) -> bool:
-    return parent is None or os.getppid() == parent
-
-
-def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=None,
-                   parent: int | None = None) -> dict:
-    """Run ``cfg`` unless a finished record of the same computation exists; leave one record.
-
-    A run that raises leaves a ``failed`` record with its traceback (or
-    ``unavailable`` when its data cannot be had, ``refused`` when it needs more
-    memory than its ``max_memory_gb`` budget); none counts as finished,
-    so the next sweep tries it again. A run another process is computing
-    (its lock is held) is not started: the result says ``busy``. ``parent``:
-    the pid of the sweep that started this worker; if it has died the
-    record is not written (no orphan keeps writing).
-    """
-    store = store or RecordStore(cfg.paths.results, slug(cfg))
-    rid, cid, fp, unavailable = ident or identify(cfg)
-    if not cfg.force and store.is_finished(rid):
-        rec = store.read(rid)
-        rec["_skipped"] = True
-        return rec
-    lock = store.lock(rid)
-    if not lock.acquire():
-        return {"run_id": rid, "status": BUSY, "arm": cfg.arm, "study": f"{cfg.study.paper}/{cfg.study.item}"}
-    with lock:
-        if not cfg.force and store.is_finished(rid):  # finished by another process meanwhile
-            rec = store.read(rid)
-            rec["_skipped"] = True
-            return rec
-        base = _base_record(cfg, rid, cid, fp)
-        previous = store.read(rid)
-        if previous is not None and previous.get("status") == FAILED:  # keep the trace of a retry
-            base["previous_attempt"] = {k: previous.get(k) for k in ("error", "finished", "executor")}
-        source = None if cfg.force else _reusable(cfg.paths.results, cid)
-        if source is not None:
-            keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
-                                           "threads", "started", "finished", "env", "warnings", "host_load")
-                    if k in source}
-            rec = {**base, **keep, "status": FINISHED,
-                   "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
-            store.write(rec)
-            return rec
-        if unavailable is not None:
-            body, status = {"dataset": {"name": cfg.dataset.get("name")}}, UNAVAILABLE
-            extra = {"error": f"{type(unavailable).__name__}: {unavailable}",
-                     "error_type": type(unavailable).__name__, "urls_tried": list(unavailable.urls)}
-        else:
-            try:
-                body, status, extra = execute(cfg, fp, rid), FINISHED, {}
-            except Exception as exc:  # noqa: BLE001 - every failure must leave a record
-                status = (UNAVAILABLE if isinstance(exc, DatasetUnavailable)
-                          else REFUSED if isinstance(exc, MemoryBudgetExceeded) else FAILED)
-                body = {"dataset": {"name": cfg.dataset.get("name")}}
-                extra = {"error": f"{type(exc).__name__}: {exc}", "error_type": type(exc).__name__,
-                         "traceback": traceback.format_exc()}
-                if isinstance(exc, DatasetUnavailable):
-                    extra["urls_tried"] = list(exc.urls)
-        rec = {**base, **body, **extra, "status": status,
-               "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        if status == FINISHED:  # how busy the host was: the context of every time in the record
-            rec["host_load"] = {"start_1min": base["host_load"]["start_1min"],
-                                "end_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
-            if "sigma" in rec["method"] and "kernel" in body:  # the number used, not the rule
-                rec["method"]["sigma"] = body["kernel"]["sigma"]
-        if not _parent_alive(parent):  # the sweep is gone: write nothing, stop
-            os.kill(os.getpid(), signal.SIGTERM)
-        if status != FINISHED and previous is not None and previous.get("status") == FINISHED:
-            # a forced rerun that did not finish leaves the finished record in place, with a note
-            previous["forced_rerun"] = {k: rec.get(k) for k in ("status", "error", "error_type", "finished")}
-            store.write(previous)
-            return rec
-        store.write(rec)
-        if status == FINISHED:
-            atomic_write_text(Path(cfg.paths.results) / "compute" / cid, f"{store.slug}/{rid}")
     return rec

@@ -10,7 +10,7 @@ named by the experiment config's ``study.module``) and may define:
 
 - ``figure(table) -> matplotlib.figure.Figure``: saved as figures/<slug>.png and .pdf
 - ``summary(table) -> str``: a markdown table, saved as tables/<slug>.md
-- ``claims(table) -> list[dict]``: saved as claims/<slug>.json (see rfrepro.results.claims)
+- ``claims(table) -> list[dict]``: saved as claims/<slug>.json (see rfrepro.harness.claims)
 
 ``table`` holds one row per own run that has a record (``status`` ok,
 failed or unavailable). With no finished run, the harness draws a "not run"
@@ -30,16 +30,10 @@ from types import ModuleType
 
 import pandas as pd
 
-from rfrepro.config import project_root
-from rfrepro.results.claims import check_claims
-from rfrepro.results.store import (
-    FINISHED,
-    RecordStore,
-    _jsonable,
-    atomic_replace,
-    atomic_write_text,
-    records_to_table,
-)
+from rfrepro.atomic import atomic_replace, atomic_write_text, jsonable
+from rfrepro.harness.claims import check_claims
+from rfrepro.harness.config import project_root
+from rfrepro.runner.store import FINISHED, RecordStore, records_to_table
 
 
 def study_module(study: str) -> ModuleType:
@@ -60,7 +54,7 @@ def slug_of(study: str) -> str:
 
 def own_runs(study: str, root: Path, *, smoke: bool, extra: list[str] | None = None):
     """(records of the study's own runs, the plan's run ids, every record in the folder)."""
-    from rfrepro.runner.sweep import plan
+    from rfrepro.harness.plan import plan
 
     planned = plan(study, smoke=smoke, extra=[f"paths.results={root}", *(extra or [])])
     expected = [p.run_id for p in planned if p.run_id is not None]
@@ -72,7 +66,7 @@ def own_runs(study: str, root: Path, *, smoke: bool, extra: list[str] | None = N
 def not_run_figure(study: str, reason: str):
     import matplotlib.pyplot as plt
 
-    from rfrepro.plots import not_run_panel
+    from rfrepro.harness.plots import not_run_panel
 
     fig, ax = plt.subplots(figsize=(6, 3))
     not_run_panel(ax, study, reason)
@@ -163,7 +157,7 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
         if claims is not None:
             attempt("claims_check", lambda: check_claims(claims, f"{study} claims"))
             cpath = root / "claims" / f"{slug}.json"
-            atomic_write_text(cpath, json.dumps(_jsonable(claims), indent=1, default=_num))
+            atomic_write_text(cpath, json.dumps(jsonable(claims), indent=1, default=_num))
             written["claims"] = cpath
     extra_ids = sorted(set(records) - set(expected))
     status = {
@@ -176,7 +170,7 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
         "output_errors": errors,
     }
     spath = root / "tables" / f"{slug}.status.json"
-    atomic_write_text(spath, json.dumps(_jsonable(status), indent=1))
+    atomic_write_text(spath, json.dumps(jsonable(status), indent=1))
     written["status"] = spath
     return written
 

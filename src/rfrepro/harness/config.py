@@ -5,9 +5,10 @@ from __future__ import annotations
 import difflib
 import math
 import os
-from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
+
+from rfrepro.layout import conf_dir, project_root  # noqa: F401 - re-exported for callers
 
 # N = ceil(c ln^2 m): the feature count of Sun et al.'s learning-rate experiment.
 OmegaConf.register_new_resolver(
@@ -16,27 +17,6 @@ OmegaConf.register_new_resolver(
 
 #: Config groups whose option names are checked before composing.
 GROUPS = ("dataset", "method", "model", "experiment")
-
-
-def project_root() -> Path:
-    """The repository root: RFREPRO_ROOT, else the checkout this package lives in, else cwd."""
-    env = os.environ.get("RFREPRO_ROOT")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve().parents[2]
-    if (here / "conf" / "config.yaml").is_file():
-        return here
-    return Path.cwd()
-
-
-def conf_dir() -> Path:
-    path = project_root() / "conf"
-    if not (path / "config.yaml").is_file():
-        raise FileNotFoundError(
-            f"no conf/config.yaml under {project_root()}; run from the rfrepro checkout "
-            "or set RFREPRO_ROOT"
-        )
-    return path
 
 
 def options(group: str) -> list[str]:
@@ -80,3 +60,32 @@ def compose(overrides: list[str] | None = None) -> DictConfig:
         GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
         return hydra_compose(config_name="config", overrides=overrides)
+
+
+_BASES: dict[tuple[str, ...], object] = {}
+
+
+def compose_cached(overrides: list[str]):
+    """``compose(overrides)`` with the group choices composed once per process.
+
+    Hydra's compose costs tens of milliseconds to seconds (it copies its whole
+    config repository); a sweep has few distinct group choices (dataset,
+    method, model, experiment) but many key=value points. The base config of a
+    group choice is composed once, then the key=value overrides are parsed by
+    Hydra's own parser and applied in order, giving the same config.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    def is_group(o: str) -> bool:
+        key = o.lstrip("+~").split("=", 1)[0]
+        return "." not in key and key in GROUPS
+
+    groups = tuple(o for o in overrides if is_group(o))
+    if groups not in _BASES:
+        _BASES[groups] = compose(list(groups))
+    cfg = _BASES[groups].copy()
+    for ov in OverridesParser.create().parse_overrides([o for o in overrides if not is_group(o)]):
+        if ov.is_delete() or ov.is_sweep_override():
+            return compose(overrides)  # rare forms: let Hydra handle them
+        OmegaConf.update(cfg, ov.key_or_group, ov.value(), merge=True, force_add=ov.is_force_add() or ov.is_add())
+    return cfg

@@ -1,0 +1,208 @@
+"""Where a study's planned runs go: a local process pool (loky) or a Dask cluster.
+
+A worker that dies costs its run one ``failed`` record and one retry, alone,
+after the others; the sweep that started the workers can be killed without
+leaving orphans that keep writing.
+"""
+
+from __future__ import annotations
+
+from tqdm.auto import tqdm
+
+from rfrepro.harness.grid import max_jobs
+from rfrepro.harness.plan import Planned, plan
+from rfrepro.harness.summary import run_row
+
+_WATCHDOG: list[int] = []
+
+
+def _watch_parent(parent: int) -> None:
+    """In a pool worker: exit as soon as the sweep that started it is gone."""
+    if _WATCHDOG:
+        return
+    _WATCHDOG.append(parent)
+    import os
+    import threading
+    import time
+
+    def loop():
+        while True:
+            if os.getppid() != parent:
+                os._exit(1)
+            time.sleep(0.2)
+
+    threading.Thread(target=loop, daemon=True, name="rfrepro-parent-watchdog").start()
+
+
+def run_planned(p: Planned, parent: int | None = None, executor: str = "local") -> dict:
+    """Run one planned run in this process and return its summary (the record is written)."""
+    import os
+
+    from rfrepro.runner.record import run_and_record
+
+    if parent is not None:
+        _watch_parent(parent)
+    os.environ["RFREPRO_EXECUTOR"] = executor
+    return run_row(run_and_record(p.cfg, ident=p.ident, parent=parent))
+
+
+def _worker_died(p: Planned, exc: BaseException, attempt: int) -> dict:
+    from rfrepro.runner.record import record_failure
+
+    cause = f"worker died ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    rec = record_failure(p.cfg, p.ident, cause + (", retrying" if attempt < 2 else ", after one retry"))
+    return run_row(rec)
+
+
+def _pool(jobs: int):
+    """The loky pool of ``jobs`` workers, reused while this process's ``RFREPRO_*`` variables are unchanged.
+
+    A worker keeps the environment it started with and run configs read
+    paths and the mirror from it (``${oc.env:RFREPRO_DATA}``), so a caller
+    that changes them between two sweeps (a test, a notebook) gets new workers.
+    """
+    import os
+
+    from joblib.externals.loky import get_reusable_executor
+
+    env = {k: v for k, v in sorted(os.environ.items())
+           if k.startswith("RFREPRO_") and k != "RFREPRO_EXECUTOR"}  # a worker sets its own executor
+    return get_reusable_executor(max_workers=jobs, reuse="auto", env=env)
+
+
+def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -> None:
+    """Run ``todo`` on a loky process pool; a run whose worker dies is recorded and retried once, alone.
+
+    At most ``jobs`` runs are in flight, so every run caught by a pool crash
+    was running: each is recorded ``failed`` (worker died) and queued once
+    more; a run caught by two crashes stays failed. (loky stops the whole pool
+    when one worker dies, so the run that killed it cannot be told from the
+    ones running beside it; they are retried alike.) The retries run after
+    every other run, one at a time: a run killed for memory by the runs beside
+    it then gets the machine to itself. ``submit`` (tests) replaces the function
+    the workers run.
+    """
+    import os
+    from collections import Counter, deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    submit = submit or run_planned
+    parent = os.getpid()
+    queue, retry, inflight, attempts = deque(todo), deque(), {}, Counter()
+    width = jobs
+    executor = _pool(jobs)
+    while queue or retry or inflight:
+        if not queue and not inflight:  # only retries left: one at a time
+            queue, retry, width = retry, deque(), 1
+        while queue and len(inflight) < width:
+            p = queue.popleft()
+            try:
+                inflight[executor.submit(submit, p, parent, "loky")] = p
+            except RuntimeError:  # the pool broke between two submissions: start a new one
+                queue.appendleft(p)
+                executor = _pool(jobs)
+        done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+        broken = False
+        for fut in done:
+            p = inflight.pop(fut)
+            try:
+                results.append(fut.result())
+                bar.update()
+            except Exception as exc:  # noqa: BLE001 - a dead worker, or a result that cannot come back
+                from joblib.externals.loky.process_executor import BrokenProcessPool
+
+                if isinstance(exc, BrokenProcessPool):
+                    broken = True
+                    attempts[p.run_id] += 1
+                    rec = _worker_died(p, exc, attempts[p.run_id])
+                    if attempts[p.run_id] < 2:
+                        retry.append(p)
+                        continue
+                else:
+                    from rfrepro.runner.record import record_failure
+
+                    rec = run_row(record_failure(p.cfg, p.ident, f"{type(exc).__name__}: {exc}"))
+                results.append(rec)
+                bar.update()
+        if broken:
+            executor = _pool(jobs)
+
+
+def run_sweep(
+    name: str,
+    *,
+    smoke: bool = False,
+    jobs: int = 1,
+    force: bool = False,
+    extra: list[str] | None = None,
+    progress: bool = True,
+    scheduler: str | None = None,
+    in_process: bool = False,
+) -> list[dict]:
+    """Run every run of experiment ``name``; finished runs are skipped unless ``force``.
+
+    The runs go to a local process pool of ``jobs`` workers (one worker for
+    ``jobs=1``, a study's ``sweep.max_jobs: 1`` or a single run), never into
+    this process: a run killed there (SIGKILL, out of memory) is recorded
+    ``failed`` and retried once, and the other runs go on (see ``_run_pool``).
+    ``scheduler`` (a Dask scheduler address) sends them to a cluster instead.
+    ``in_process=True`` runs them one by one in this process, without that
+    protection (for a debugger, or a test that patches code in this process).
+    Returns one summary dict per run (``status``: ok / failed / unavailable /
+    busy; ``_skipped`` for runs finished before).
+    """
+    import sys
+
+    from rfrepro.runner.store import FINISHED, RecordStore
+
+    limit = max_jobs(name, smoke=smoke, extra=extra)
+    if limit is not None and scheduler:
+        print(f"{name}: its runs are timed (sweep.max_jobs={limit}); on a cluster they share hosts with "
+              f"other tasks, so read its timings with care", file=sys.stderr)
+    elif limit is not None and jobs > limit:
+        print(f"{name}: {limit} run(s) at a time, not {jobs} (sweep.max_jobs: its runs are timed and "
+              f"must not share cores)", file=sys.stderr)
+        jobs = limit
+    planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force)
+    results: list[dict] = []
+    todo = []
+    for p in planned:
+        if p.cfg is None:
+            results.append({"status": "failed", "arm": p.job.arm, "run_id": None, "error_type": "ConfigError",
+                            "error": f"config {' '.join(p.job.overrides)}: {p.error}"})
+            continue
+        store = RecordStore(p.cfg.paths.results, f"{p.cfg.study.paper}-{p.cfg.study.item}")
+        if not force and store.is_finished(p.run_id):
+            results.append({"status": FINISHED, "_skipped": True, "arm": p.job.arm, "run_id": p.run_id})
+        elif p.ident[3] is not None:  # data known unavailable: record it here, no worker needed
+            results.append(run_planned(p))
+        else:
+            todo.append(p)
+    bar = tqdm(total=len(planned), initial=len(results), desc=name, unit="run", disable=not progress)
+    if scheduler:
+        from omegaconf import open_dict
+
+        from rfrepro.harness.distributed import dask_map, threads_per_task
+
+        per_task = threads_per_task(scheduler) if todo else 1
+        for p in todo:  # the hosts' cores shared among their task slots, unless threads= was given
+            if not p.user_threads:
+                with open_dict(p.cfg):
+                    p.cfg.threads = per_task
+        for p, res, exc in dask_map(_run_on_cluster, todo, address=scheduler, retries=1, desc=name,
+                                    progress=False):
+            results.append(res if exc is None else _worker_died(p, exc, 2))
+            bar.update()
+    elif in_process:
+        for p in todo:
+            results.append(run_planned(p))
+            bar.update()
+    elif todo:  # serial too: a worker's death is recorded and retried, this process's would end the sweep
+        _run_pool(todo, max(1, min(jobs, len(todo))), bar, results)
+    bar.close()
+    return results
+
+
+def _run_on_cluster(p: Planned) -> dict:
+    """One run on a Dask worker (``dask_map`` has checked the locked environment)."""
+    return run_planned(p, executor="dask")

@@ -1,0 +1,135 @@
+"""Reproduce one study: run its sweep (resumable, parallel), then build its outputs.
+
+    python -m rfrepro.reproduce sun2018/fig1 [--smoke] [--jobs 2] [--force] [--scheduler ADDR] [override ...]
+
+Target names as in the Makefile (``sun2018-fig1``, ``rff-kernel-approx``) are accepted too.
+Exit status: 0 all runs finished, 1 a run failed, 2 bad input, 3 runs not run
+(data unavailable, or being computed by another process); see rfrepro.harness.summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+import time
+from pathlib import Path
+
+from rfrepro.harness.config import options
+from rfrepro.harness.summary import EXIT_FAILED, EXIT_USAGE, exit_code, summarize
+
+
+def resolve_study(name: str) -> str:
+    """Map ``sun2018-fig1`` / ``sun2018/fig1`` / ``rff-kernel-approx`` to a study name."""
+    valid = options("experiment")
+    if name in valid:
+        return name
+    for study in valid:
+        paper, item = study.split("/", 1)
+        if name in (f"{paper}-{item}", item if paper == "spine" else None):
+            return study
+    close = difflib.get_close_matches(name, valid + [v.replace("/", "-") for v in valid], n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise ValueError(f"unknown experiment {name!r}{hint} (`python -m rfrepro.reproduce list` lists them)")
+
+
+def results_root(smoke: bool, overrides: list[str] = ()) -> str:
+    """Where the study's records and outputs go: ``paths.results=`` if given, else $RFREPRO_RESULTS.
+
+    A ``paths.results`` override is taken as it is (the runs and the outputs
+    both go there); the default root gets a ``smoke/`` folder for smoke runs.
+    """
+    for o in reversed(list(overrides)):
+        key, _, value = o.lstrip("+~").partition("=")
+        if key == "paths.results" and value:
+            return value
+    base = os.environ.get("RFREPRO_RESULTS", "results")
+    return os.path.join(base, "smoke") if smoke else base
+
+
+def check_writable(root: str) -> None:
+    """Raise ValueError (one line) when results cannot be written under ``root``."""
+    path = Path(root)
+    probe = path / "runs"
+    try:
+        probe.mkdir(parents=True, exist_ok=True)
+        test = probe / f".write-test-{os.getpid()}"
+        test.write_text("x")
+        test.unlink()
+    except OSError as exc:
+        raise ValueError(f"cannot write results under {root!r}: {exc.strerror or exc} "
+                         "(set RFREPRO_RESULTS or paths.results= to a writable folder)") from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rfrepro.reproduce", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("study", help="paper/item or paper-item; 'list' lists them")
+    ap.add_argument("overrides", nargs="*", help="extra Hydra overrides for every run")
+    ap.add_argument("--smoke", action="store_true", help="the subsampled CI version")
+    ap.add_argument("--jobs", type=_positive, default=None,
+                    help="runs in parallel (default $RFREPRO_JOBS or the number of cores); "
+                         "each run gets cores / jobs BLAS threads unless threads= is given")
+    ap.add_argument("--force", action="store_true", help="redo finished runs")
+    ap.add_argument("--outputs-only", action="store_true", help="rebuild outputs from the records")
+    ap.add_argument("--scheduler", default=os.environ.get("RFREPRO_SCHEDULER") or None,
+                    help="address of a Dask scheduler (tcp://host:8786) to run on instead of locally")
+    try:
+        args = ap.parse_intermixed_args(argv)  # overrides may come before or after options
+    except SystemExit as exc:  # argparse already printed one line
+        return EXIT_USAGE if exc.code else 0
+    if args.study == "list":
+        print("\n".join(options("experiment")))
+        return 0
+    from rfrepro.harness.config import check_overrides
+    from rfrepro.harness.outputs import build_outputs
+    from rfrepro.harness.pools import run_sweep
+
+    jobs = args.jobs or int(os.environ.get("RFREPRO_JOBS") or os.cpu_count() or 1)
+    root = results_root(args.smoke, args.overrides)
+    try:
+        study = resolve_study(args.study)
+        check_overrides(args.overrides)
+        check_writable(root)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    extra = [f"paths.results={root}", *args.overrides]
+    t0 = time.perf_counter()
+    code = 0
+    if not args.outputs_only:
+        try:
+            res = run_sweep(study, smoke=args.smoke, jobs=jobs, force=args.force, extra=extra,
+                            scheduler=args.scheduler)
+        except ValueError as exc:  # a bad override for the whole study
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        lines = summarize(study, res, root)
+        print(lines[0])
+        for line in lines[1:]:
+            print(line, file=sys.stderr)
+        code = exit_code(res)
+    try:
+        written = build_outputs(study, root, smoke=args.smoke, extra=args.overrides)
+    except Exception as exc:  # noqa: BLE001 - the runs are safe in their records; say what broke
+        print(f"error: building the outputs of {study} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for kind, path in written.items():
+        print(f"  {kind}: {path}")
+    print(f"{study}: done in {time.perf_counter() - t0:.1f} s (exit status {code})")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
