@@ -21,6 +21,6 @@ def test_every_model_declares_its_recorded_attributes(target):
 def test_the_runner_has_no_default_list():
     import inspect
 
-    from rfrepro.runner import run
+    from rfrepro.runner import steps as run
 
     assert '"C_"' not in inspect.getsource(run.fit_and_score)

@@ -58,7 +58,7 @@ def test_second_run_is_skipped_and_force_redoes_it(results_root):
 
 
 def test_a_forced_rerun_that_fails_keeps_the_finished_record(results_root, monkeypatch):
-    import rfrepro.runner.steps as run_module
+    import rfrepro.runner.record as run_module
 
     first = run_and_record(compose(FAST))
 
