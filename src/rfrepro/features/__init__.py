@@ -12,6 +12,7 @@ from rfrepro.features.hadamard import SRHT, fwht
 from rfrepro.features.leverage import LeverageRFF
 from rfrepro.features.maclaurin import RandomMaclaurin
 from rfrepro.features.nystrom import ExactKernel, Nystroem
+from rfrepro.features.orthogonal import OrthogonalRandomFeatures, StructuredOrthogonalRandomFeatures
 from rfrepro.features.quasi import QuasiRandomFourierFeatures
 from rfrepro.features.rff import RandomFourierFeatures
 from rfrepro.features.rff_selection import RFFSelection
@@ -28,10 +29,12 @@ __all__ = [
     "Fastfood",
     "LeverageRFF",
     "Nystroem",
+    "OrthogonalRandomFeatures",
     "QuasiRandomFourierFeatures",
     "RFFSelection",
     "RandomMaclaurin",
     "RandomFourierFeatures",
+    "StructuredOrthogonalRandomFeatures",
     "TensorSketch",
     "fwht",
 ]
