@@ -37,7 +37,12 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.kernel_approximation import RBFSampler
 from threadpoolctl import threadpool_limits
 
-from rfrepro.features import Nystroem, RandomFourierFeatures
+from rfrepro.features import (
+    Nystroem,
+    OrthogonalRandomFeatures,
+    RandomFourierFeatures,
+    StructuredOrthogonalRandomFeatures,
+)
 from rfrepro.runner.env import summary_line
 
 TARGET_RKS_OVER_GEMM = 1.3
@@ -132,6 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     rks32 = RandomFourierFeatures(D, sigma=sigma, random_state=0).fit(X32)
     cossin = RandomFourierFeatures(D // 2, sigma=sigma, variant="cossin", random_state=0).fit(X64)
     rbf = RBFSampler(gamma=gamma, n_components=D, random_state=0).fit(X64)
+    orf = OrthogonalRandomFeatures(D, sigma=sigma, random_state=0).fit(X64)
+    sorf = StructuredOrthogonalRandomFeatures(D, sigma=sigma, random_state=0).fit(X64)
     landmarks = min(m, n)
     nys = Nystroem(landmarks, sigma=sigma, random_state=0).fit(X64)
     sk_nys = SkNystroem(gamma=gamma, n_components=landmarks, random_state=0).fit(X64)
@@ -148,6 +155,8 @@ def main(argv: list[str] | None = None) -> None:
         ("rks64", "(d) ours RFF cos, float64", lambda: rks64.transform(X64)),
         ("rks32", "(d) ours RFF cos, float32", lambda: rks32.transform(X32)),
         ("cossin64", f"(e) ours RFF cossin, {D // 2} freq, float64", lambda: cossin.transform(X64)),
+        ("orf", "(g) ours ORF cos, float64", lambda: orf.transform(X64)),
+        ("sorf", "(g) ours SORF cos, float64 (3 HD blocks)", lambda: sorf.transform(X64)),
         ("nys", f"(f) ours Nystroem, {landmarks} comp, float64", lambda: nys.transform(X64)),
         ("sk_nys", f"(f) sklearn Nystroem, {landmarks} comp", lambda: sk_nys.transform(X64)),
     ]
@@ -175,6 +184,9 @@ def main(argv: list[str] | None = None) -> None:
         f"(target < 1: {'met' if times['rks32'] < times['rks64'] else 'NOT met'})"
     )
     print(f"Nystroem ours / sklearn:   {times['nys'] / times['sk_nys']:.2f}x")
+    print(f"ORF / RKS (cos, float64):  {times['orf'] / times['rks64']:.2f}x, "
+          f"SORF / RKS: {times['sorf'] / times['rks64']:.2f}x "
+          f"(target < 1: {'met' if times['sorf'] < times['rks64'] else 'NOT met'})")
 
 
 if __name__ == "__main__":
