@@ -88,9 +88,14 @@ def test_nystroem_float32():
     np.testing.assert_allclose(Z32 @ Z32.T, Z64 @ Z64.T, atol=1e-4)
 
 
-def test_nystroem_too_many_components():
-    with pytest.raises(ValueError, match="n_components=11"):
-        Nystroem(11).fit(_data(10))
+def test_nystroem_more_components_than_rows_uses_every_row():
+    """As scikit-learn's Nystroem: every row becomes a landmark, with a warning; exact on the rows."""
+    X = _data(10)
+    with pytest.warns(UserWarning, match="n_components=11 landmarks but only 10 rows"):
+        nys = Nystroem(11, sigma=1.0, random_state=0).fit(X)
+    assert nys.n_components_ == 10 and nys.transform(X).shape == (10, 10)
+    Z = nys.transform(X)
+    np.testing.assert_allclose(Z @ Z.T, gaussian_kernel(X, sigma=1.0), atol=1e-8)
 
 
 @pytest.mark.parametrize("n_components", [0, -1, 3.0])

@@ -209,7 +209,6 @@ def test_checkerboard_small_set_classifies():
         ({"max_components": -5}, "max_components"),
         ({"chunk_size": 0}, "chunk_size"),
         ({"chunk_size": 400}, "chunk_size"),  # more than max_components = 300
-        ({"n_landmarks": 401}, "n_landmarks"),  # more than the 400 rows
         ({"n_landmarks": 0}, "n_landmarks"),
         ({"iter_max": 0}, "iter_max"),
         ({"eps": float("nan")}, "eps"),
@@ -223,6 +222,12 @@ def test_checkerboard_small_set_classifies():
 def test_bad_params_raise(params, name):
     with pytest.raises(ValueError, match=name):
         _sel(**params).fit(_data())
+
+
+def test_more_landmarks_than_rows_uses_every_row():
+    with pytest.warns(UserWarning, match="n_landmarks=401 exceeds the number of rows, n_samples = 400"):
+        sel = _sel(n_landmarks=401).fit(_data())
+    assert sel.transform(_data()[:5]).shape == (5, sel.n_features_out_)
 
 
 def test_fit_never_allocates_n_by_n():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -55,10 +56,11 @@ class Nystroem(FeatureMap):
             raise ValueError(
                 f"kernel={self.kernel!r}; valid kernels for Nystroem: {', '.join(SPECTRAL_KERNELS)}"
             )
-        if m > X.shape[0]:
-            raise ValueError(
-                f"n_components={m} landmarks but only {X.shape[0]} rows to draw them from"
-            )
+        if m > X.shape[0]:  # as scikit-learn's Nystroem: every row becomes a landmark, with a warning
+            warnings.warn(f"n_components={m} landmarks but only {X.shape[0]} rows to draw them from: "
+                          f"using all {X.shape[0]} rows (n_components_ = {X.shape[0]})", stacklevel=3)
+            m = X.shape[0]
+        self.n_components_ = m
         rng = check_random_state(self.random_state)
         self.sigma_ = self._resolve_sigma(X, self.kernel)
         idx = np.sort(rng.choice(X.shape[0], m, replace=False))

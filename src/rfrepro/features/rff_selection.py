@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.utils import check_random_state
@@ -170,8 +171,10 @@ class RFFSelection(FeatureMap):
         iter_max = check_positive_int(self.iter_max, "iter_max")
         if chunk > d_max:
             raise ValueError(f"chunk_size={chunk} exceeds max_components={d_max}")
-        if m > n_rows:
-            raise ValueError(f"n_landmarks={m} exceeds the number of rows, n_samples = {n_rows}")
+        if m > n_rows:  # as scikit-learn's Nystroem: every row becomes a landmark, with a warning
+            warnings.warn(f"n_landmarks={m} exceeds the number of rows, n_samples = {n_rows}: "
+                          f"using all {n_rows} rows as landmarks", stacklevel=4)
+            m = n_rows
         if (
             isinstance(self.eps, bool)
             or not isinstance(self.eps, numbers.Real)
