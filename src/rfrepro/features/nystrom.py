@@ -42,6 +42,18 @@ class Nystroem(FeatureMap):
     References
     ----------
     C. Williams and M. Seeger. Using the Nystrom method to speed up kernel machines. NIPS 2001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rfrepro.kernels import kernel_matrix
+    >>> X = np.random.RandomState(0).randn(50, 3)
+    >>> ny = Nystroem(n_components=20, sigma=1.0, random_state=0).fit(X)
+    >>> ny.transform(X).shape, ny.components_.shape
+    ((50, 20), (20, 3))
+    >>> Z = Nystroem(n_components=50, sigma=1.0, random_state=0).fit_transform(X)
+    >>> bool(np.allclose(Z @ Z.T, kernel_matrix("gaussian", X, sigma=1.0)))  # every row a landmark
+    True
     """
 
     def __init__(self, n_components: int = 100, *, kernel="gaussian", sigma=1.0, random_state=None):
@@ -92,6 +104,16 @@ class ExactKernel(FeatureMap):
     against the same training rows once per lambda (Sun et al.'s 17 lambdas x
     10^5 test points). ``cache_bytes=0`` computes every block afresh, as a
     study that times the map needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.RandomState(0).randn(50, 3)
+    >>> ek = ExactKernel(kernel="gaussian", sigma=1.0).fit(X[:40])
+    >>> ek.transform(X[40:]).shape  # K(X_test, X_fit): one column per fitted row
+    (10, 40)
+    >>> ek.transform(X[:3])[:, :3].diagonal()  # k(x, x) = 1 for the Gaussian kernel
+    array([1., 1., 1.])
     """
 
     output_kind = "kernel"
