@@ -80,5 +80,5 @@ lint: setup
 bench: setup
 	$(PY) scripts/bench_features.py
 
-clean-results:
-	rm -rf results/runs results/tables results/figures results/claims results/smoke results/hydra results/REPORT.md
+clean-results: setup
+	$(PY) -m rfrepro.layout | xargs rm -rf

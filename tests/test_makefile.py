@@ -28,3 +28,26 @@ def test_reproduce_forwards_args_jobs_and_smoke():
 def test_reproduce_without_args_adds_nothing():
     line = next(x for x in _dry("reproduce-sun2018-fig1", "JOBS=2", "SMOKE=", "SCHEDULER=", "ARGS=").splitlines() if "rfrepro.reproduce" in x)
     assert line.split("rfrepro.reproduce", 1)[1].split() == ["sun2018-fig1", "--jobs", "2"]
+
+
+def test_clean_results_removes_every_generated_folder_and_nothing_else(tmp_path):
+    import os
+    import sys
+
+    from rfrepro.layout import ResultsLayout
+
+    generated = ResultsLayout(tmp_path).generated()
+    assert {p.name for p in generated} >= {"runs", "plans", "tables", "figures", "claims", "artifacts",
+                                           "compute", "fits", "cv", "hydra", "smoke", "REPORT.md"}
+    for p in generated:
+        if p.suffix:
+            p.write_text("x")
+        else:
+            (p / "sub").mkdir(parents=True)
+    (tmp_path / "notes.txt").write_text("mine")
+    proc = subprocess.run(["make", "-o", "setup", "-o", ".venv/.installed", "clean-results", f"PY={sys.executable}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RFREPRO_RESULTS": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr
+    assert not any(p.exists() for p in generated)
+    assert (tmp_path / "notes.txt").read_text() == "mine"

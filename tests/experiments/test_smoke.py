@@ -7,9 +7,9 @@ import pytest
 
 from rfrepro.harness.claims import check_claims
 from rfrepro.harness.config import options
-from rfrepro.harness.outputs import slug_of
 from rfrepro.harness.report import write_report
 from rfrepro.harness.reproduce import main as reproduce_main
+from rfrepro.layout import study_slug
 
 EXPERIMENTS = options("experiment")
 FIGURE_ONLY = {"schleif2016/fig1"}
@@ -19,7 +19,7 @@ FIGURE_ONLY = {"schleif2016/fig1"}
 def test_experiment_runs_in_smoke_mode(study, results_root, capsys):
     code = reproduce_main([study, "--smoke", "--jobs", "1"])
     root = results_root / "smoke"
-    slug = slug_of(study)
+    slug = study_slug(study)
     table = pd.read_parquet(root / "tables" / f"{slug}.parquet")
     assert len(table) > 0
     # runs either finish, or say their data is unavailable here (exit status 3): nothing crashes

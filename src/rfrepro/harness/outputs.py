@@ -32,7 +32,7 @@ import pandas as pd
 
 from rfrepro.atomic import atomic_replace, atomic_write_text, jsonable
 from rfrepro.harness.claims import check_claims
-from rfrepro.harness.config import project_root
+from rfrepro.layout import ResultsLayout, project_root, study_slug
 from rfrepro.runner.store import FINISHED, RecordStore, records_to_table
 
 
@@ -48,17 +48,13 @@ def study_module(study: str) -> ModuleType:
     return importlib.import_module(f"experiments.{paper}.{path.stem}")
 
 
-def slug_of(study: str) -> str:
-    return study.replace("/", "-")
-
-
 def own_runs(study: str, root: Path, *, smoke: bool, extra: list[str] | None = None):
     """(records of the study's own runs, the plan's run ids, every record in the folder)."""
     from rfrepro.harness.plan import plan
 
     planned = plan(study, smoke=smoke, extra=[f"paths.results={root}", *(extra or [])])
     expected = [p.run_id for p in planned if p.run_id is not None]
-    records = {r.get("run_id"): r for r in RecordStore(root, slug_of(study)).records()}
+    records = {r.get("run_id"): r for r in RecordStore(root, study_slug(study)).records()}
     own = [records[rid] for rid in dict.fromkeys(expected) if rid in records]
     return own, expected, records
 
@@ -88,7 +84,7 @@ def _save_figure(fig, root: Path, slug: str, written: dict) -> None:
     import matplotlib.pyplot as plt
 
     for ext in ("png", "pdf"):
-        fpath = root / "figures" / f"{slug}.{ext}"
+        fpath = ResultsLayout(root).figure(slug, ext)
         atomic_replace(fpath, lambda tmp, ext=ext: fig.savefig(tmp, dpi=130, bbox_inches="tight", format=ext))
         written[f"figure_{ext}"] = fpath
     plt.close(fig)
@@ -107,9 +103,10 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
 
     root = Path(results_root)
     smoke = root.name == "smoke" if smoke is None else smoke
-    slug = slug_of(study)
+    slug = study_slug(study)
     # the overrides of the study's last sweep (e.g. from `reproduce ... key=value`) define its grid
-    sweep_file = root / "tables" / f"{slug}.sweep.json"
+    layout = ResultsLayout(root)
+    sweep_file = layout.root / "tables" / f"{slug}.sweep.json"
     if extra is None:
         try:
             extra = json.loads(sweep_file.read_text())["overrides"]
@@ -125,7 +122,7 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
     written: dict[str, Path] = {}
     errors: dict[str, str] = {}
 
-    tpath = root / "tables" / f"{slug}.parquet"
+    tpath = layout.table(slug)
     atomic_replace(tpath, lambda tmp: table.to_parquet(tmp, index=False))
     written["table"] = tpath
 
@@ -149,14 +146,14 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
     if hasattr(module, "summary") and n_ok:
         text = attempt("summary", lambda: module.summary(table))
         if text is not None:
-            spath = root / "tables" / f"{slug}.md"
+            spath = layout.summary(slug)
             atomic_write_text(spath, text)
             written["summary"] = spath
     if hasattr(module, "claims"):
         claims = attempt("claims", lambda: module.claims(table))
         if claims is not None:
             attempt("claims_check", lambda: check_claims(claims, f"{study} claims"))
-            cpath = root / "claims" / f"{slug}.json"
+            cpath = layout.claims(slug)
             atomic_write_text(cpath, json.dumps(jsonable(claims), indent=1, default=_num))
             written["claims"] = cpath
     extra_ids = sorted(set(records) - set(expected))
@@ -169,7 +166,7 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
         "extra_finished": sum(1 for i in extra_ids if records[i].get("status") == FINISHED),
         "output_errors": errors,
     }
-    spath = root / "tables" / f"{slug}.status.json"
+    spath = layout.status(slug)
     atomic_write_text(spath, json.dumps(jsonable(status), indent=1))
     written["status"] = spath
     return written

@@ -20,9 +20,10 @@ import pandas as pd
 
 from rfrepro.atomic import atomic_write_text
 from rfrepro.harness.config import compose, options
-from rfrepro.harness.outputs import build_outputs, failed_runs, slug_of
+from rfrepro.harness.outputs import build_outputs, failed_runs
 from rfrepro.harness.reproduce import check_writable, results_root
 from rfrepro.harness.summary import EXIT_USAGE, first_line
+from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
 
 VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run"}
@@ -91,13 +92,13 @@ def claim_rows(claims: list[dict]) -> list[str]:
 
 
 def study_section(study: str, root: Path) -> str:
-    slug = slug_of(study)
+    slug = study_slug(study)
     lines = [f"## {study}", ""]
     devs = deviations(study)
-    status_path = root / "tables" / f"{slug}.status.json"
+    status_path = ResultsLayout(root).status(slug)
     status = json.loads(status_path.read_text()) if status_path.is_file() else None
-    table = pd.read_parquet(root / "tables" / f"{slug}.parquet") \
-        if (root / "tables" / f"{slug}.parquet").is_file() and status else pd.DataFrame()
+    table = pd.read_parquet(ResultsLayout(root).table(slug)) \
+        if ResultsLayout(root).table(slug).is_file() and status else pd.DataFrame()
     if status is None:
         lines += ["Not run yet: no records for this study.", ""]
     else:
@@ -115,13 +116,13 @@ def study_section(study: str, root: Path) -> str:
         if versions:
             lines.append(f"Code version(s): {', '.join(f'`{v}`' for v in versions)}.")
         lines.append("")
-        fig = root / "figures" / f"{slug}.png"
+        fig = ResultsLayout(root).figure(slug)
         if fig.is_file():
             lines += [f"![{study}](figures/{slug}.png)", ""]
-        summary = root / "tables" / f"{slug}.md"
+        summary = ResultsLayout(root).summary(slug)
         if summary.is_file():
             lines += [summary.read_text().strip(), ""]
-    cpath = root / "claims" / f"{slug}.json"
+    cpath = ResultsLayout(root).claims(slug)
     if status is not None and cpath.is_file():
         lines += claim_rows(json.loads(cpath.read_text())) + [""]
     if devs:
@@ -167,7 +168,7 @@ def write_report(root: Path, rebuild: bool = True) -> Path:
     errors = {}
     if rebuild:
         for study in studies:
-            if (root / "runs" / slug_of(study)).is_dir():
+            if ResultsLayout(root).study_runs(study_slug(study)).is_dir():
                 try:
                     build_outputs(study, root)
                 except Exception as exc:  # noqa: BLE001 - one broken study must not stop the report
@@ -191,8 +192,8 @@ def write_report(root: Path, rebuild: bool = True) -> Path:
     ]
     rows = []
     for study in studies:
-        cpath = root / "claims" / f"{slug_of(study)}.json"
-        if cpath.is_file() and (root / "tables" / f"{slug_of(study)}.status.json").is_file():
+        cpath = ResultsLayout(root).claims(study_slug(study))
+        if cpath.is_file() and ResultsLayout(root).status(study_slug(study)).is_file():
             for c in json.loads(cpath.read_text()):
                 rows.append(f"| {study} | {c['id']} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** |")
     if rows:
@@ -204,7 +205,7 @@ def write_report(root: Path, rebuild: bool = True) -> Path:
             errors[study] = f"{type(exc).__name__}: {exc}"
         if study in errors:
             parts += [f"Building this study's outputs failed: `{_md(errors[study])}`", ""]
-    path = root / "REPORT.md"
+    path = ResultsLayout(root).report
     atomic_write_text(path, "\n".join(parts) + "\n")
     return path
 
