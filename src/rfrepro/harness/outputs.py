@@ -33,7 +33,7 @@ import pandas as pd
 from rfrepro.atomic import atomic_replace, atomic_write_text, jsonable
 from rfrepro.harness.claims import check_claims
 from rfrepro.layout import ResultsLayout, project_root, study_slug
-from rfrepro.runner.store import FINISHED, RecordStore, records_to_table
+from rfrepro.runner.store import FINISHED, UNAVAILABLE, RecordStore, records_to_table
 
 
 def study_module(study: str) -> ModuleType:
@@ -74,7 +74,7 @@ def _reason(table: pd.DataFrame, n_expected: int) -> str:
         return f"none of its {n_expected} runs has a record yet"
     counts = table["status"].value_counts().to_dict()
     parts = [f"{v} {k}" for k, v in sorted(counts.items())]
-    names = sorted(set(table.loc[table["status"] == "unavailable", "dataset.name"].dropna())) \
+    names = sorted(set(table.loc[table["status"] == UNAVAILABLE, "dataset.name"].dropna())) \
         if "dataset.name" in table else []
     why = f"data unavailable ({', '.join(names)})" if names else "no run finished"
     return f"{why}; runs: {', '.join(parts)}"

@@ -153,7 +153,7 @@ def run_sweep(
     """
     import sys
 
-    from rfrepro.runner.store import FINISHED, RecordStore
+    from rfrepro.runner.store import FAILED, FINISHED, RecordStore
 
     limit = max_jobs(name, smoke=smoke, extra=extra)
     if limit is not None and scheduler:
@@ -168,7 +168,7 @@ def run_sweep(
     todo = []
     for p in planned:
         if p.cfg is None:
-            results.append({"status": "failed", "arm": p.job.arm, "run_id": None, "error_type": "ConfigError",
+            results.append({"status": FAILED, "arm": p.job.arm, "run_id": None, "error_type": "ConfigError",
                             "error": f"config {' '.join(p.job.overrides)}: {p.error}"})
             continue
         store = RecordStore(p.cfg.paths.results, f"{p.cfg.study.paper}-{p.cfg.study.item}")

@@ -25,6 +25,7 @@ from rfrepro.harness.reproduce import check_writable, results_root
 from rfrepro.harness.summary import EXIT_USAGE, first_line
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
+from rfrepro.runner.store import FAILED, REFUSED, UNAVAILABLE
 
 VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run"}
 
@@ -138,9 +139,9 @@ def study_section(study: str, root: Path) -> str:
         lines += [f"Output `{kind}` failed: `{_md(err.splitlines()[0])}`", ""]
     bad = failed_runs(table)
     if len(bad):
-        unavailable = bad[bad["status"] == "unavailable"]
-        failed = bad[bad["status"] == "failed"]
-        refused = bad[bad["status"] == "refused"]
+        unavailable = bad[bad["status"] == UNAVAILABLE]
+        failed = bad[bad["status"] == FAILED]
+        refused = bad[bad["status"] == REFUSED]
         if len(refused):
             err = first_line(refused.iloc[0].get("error"), 200)
             lines += [f"Not run, over the memory budget: {len(refused)} runs (e.g. `{_md(err)}`).", ""]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rfrepro.runner.store import FAILED, FINISHED, REFUSED, UNAVAILABLE
+from rfrepro.runner.store import BUSY, FAILED, FINISHED, REFUSED, UNAVAILABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
 MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// base of a `wget --mirror` "
@@ -87,7 +87,7 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
         lines.append(f"  NOT RUN ({len(refused)} runs): over the memory budget, e.g. {refused[0].get('arm')}: "
                      f"{first_line(refused[0].get('error'))} (raise model.max_memory_gb= where the machine has "
                      "the memory)")
-    busy = counts.get("busy", 0)
+    busy = counts.get(BUSY, 0)
     if busy:
         lines.append(f"  NOT RUN ({busy} runs): another process holds their lock; run again when it is done")
     return lines
