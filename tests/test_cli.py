@@ -55,4 +55,5 @@ def test_report_without_runs(tmp_path):
     assert proc.returncode == 0
     text = (tmp_path / "REPORT.md").read_text()
     # every study is listed, each saying it has not run
-    assert "## sun2018/fig1" in text and "Not run yet" in text
+    assert "sun2018/fig1" in text and "Not run yet" in text
+    assert "## What reproduced" in text.split("## Contents")[0]

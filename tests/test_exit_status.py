@@ -183,6 +183,8 @@ def test_report_names_runs_refused_by_the_memory_budget(tmp_path):
     from rfrepro.harness.report import study_section
 
     slug = "wu2016-fig5"
+    (tmp_path / "plans").mkdir()
+    (tmp_path / "plans" / f"{slug}.json").write_text(json.dumps({"study": "wu2016/fig5", "runs": []}))
     (tmp_path / "tables").mkdir()
     (tmp_path / "tables" / f"{slug}.status.json").write_text(
         json.dumps({"expected_runs": 3, "counts": {"ok": 1, "refused": 2}}))

@@ -1,1 +1,1 @@
-"""Hamid, Xiao, Gittens and DeCoste (2014), Compact Random Feature Maps (CRAFTMaps), ICML."""
+"""Hamid, Xiao, Gittens and DeCoste (2014). Compact random feature maps (CRAFTMaps). ICML 2014."""

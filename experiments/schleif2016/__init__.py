@@ -1,1 +1,1 @@
-"""Schleif, Kaban and Tino (2016): Table 1 and Fig. 1 (small sets of random Fourier features)."""
+"""Schleif, Kaban and Tino (2016). Finding small sets of random Fourier features for shift-invariant kernel approximation."""

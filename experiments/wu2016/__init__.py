@@ -1,1 +1,1 @@
-"""Wu, Chen, Yen and Yan (2016): random binning features, CG ridge, parallel coordinate descent."""
+"""Wu, Chen, Yen and Yan (2016). Revisiting random binning features: fast convergence and strong parallelizability. KDD 2016."""

@@ -21,6 +21,7 @@ Layout under a results root::
     cv/<key>.json                    cross-validated hyperparameter choices
     hydra/                           Hydra's own output folders (python -m rfrepro)
     REPORT.md                        every study's outputs and verdicts
+    site/index.html                  the same as a static HTML scorecard
     smoke/                           the same layout for smoke runs
 
 >>> lay = ResultsLayout("results")
@@ -145,10 +146,15 @@ class ResultsLayout:
     def report(self) -> Path:
         return self.root / "REPORT.md"
 
+    @property
+    def site(self) -> Path:
+        """The HTML scorecard's folder (index.html and its pages)."""
+        return self.root / "site"
+
     def generated(self) -> list[Path]:
         """Everything the project writes under this root (what ``make clean-results`` removes)."""
         names = ("runs", "plans", "tables", "figures", "claims", "artifacts", "compute", "fits", "cv",
-                 "hydra", "REPORT.md", self.SMOKE)
+                 "hydra", "REPORT.md", "site", self.SMOKE)
         return [self.root / n for n in names]
 
 

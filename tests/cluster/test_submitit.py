@@ -15,21 +15,22 @@ REPO = Path(__file__).resolve().parents[2]
 LAUNCHERS = REPO / "conf" / "hydra" / "launcher"
 
 
-@pytest.mark.parametrize("name", ["submitit_slurm", "submitit_local"])
+@pytest.mark.parametrize("name", ["slurm", "local"])
 def test_launcher_configs_keep_the_plugins_keys(name):
-    """Our launcher files name only keys the plugin knows, and every key it has."""
+    """Our launcher files extend the plugin's schema, name only keys it knows, and every key it has."""
     from hydra_plugins.hydra_submitit_launcher import config as plugin
 
-    schema = {"submitit_slurm": plugin.SlurmQueueConf, "submitit_local": plugin.LocalQueueConf}[name]
+    schema = {"slurm": plugin.SlurmQueueConf, "local": plugin.LocalQueueConf}[name]
     ours = OmegaConf.load(LAUNCHERS / f"{name}.yaml")
+    assert list(ours.pop("defaults")) == [f"submitit_{name}", "_self_"]
     assert set(ours) == set(OmegaConf.structured(schema))
     assert ours._target_ == schema._target_
     OmegaConf.merge(OmegaConf.structured(schema), ours)  # types check against the schema
 
 
 def test_slurm_launcher_documented_choices():
-    cfg = OmegaConf.load(LAUNCHERS / "submitit_slurm.yaml")
-    text = (LAUNCHERS / "submitit_slurm.yaml").read_text()
+    cfg = OmegaConf.load(LAUNCHERS / "slurm.yaml")
+    text = (LAUNCHERS / "slurm.yaml").read_text()
     for key in ("partition", "timeout_min", "cpus_per_task", "array_parallelism"):
         assert f"\n{key}:" in text and key in cfg
         # the line above each documented key is a comment saying what it is
@@ -42,9 +43,11 @@ def test_slurm_launcher_documented_choices():
 def test_submitit_local_multirun_writes_two_records(tmp_path):
     env = {**os.environ, "RFREPRO_RESULTS": str(tmp_path / "results")}
     cmd = [sys.executable, "-m", "rfrepro", "experiment=sun2018/fig1", "seed=0,1", "smoke=true",
-           "hydra/launcher=submitit_local", "-m"]
+           "hydra/launcher=local", "-m"]
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=540)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    # the launcher config extends the plugin's schema: no Hydra deprecation warning
+    assert "deprecated" not in proc.stderr and "ConfigStore schema" not in proc.stderr
     records = [json.loads(p.read_text())
                for p in (tmp_path / "results" / "runs" / "sun2018-fig1").glob("*.json")]
     assert sorted(r["seed"] for r in records) == [0, 1]

@@ -1,9 +1,10 @@
 """Build a study's outputs (table, figures, claims) from its own run records alone.
 
-The study's own runs are the run ids its sweep expands to (the same plan
-``reproduce`` runs: config, data fingerprint, code version). Other records in
-its folder (an ad-hoc multirun, runs of older code or other data) are
+The study's own runs are the run ids of its saved plan (``plans/<slug>.json``,
+written by the sweep: config, data fingerprint, code version). Other records
+in its folder (an ad-hoc multirun, runs of older code or other data) are
 counted as extra runs and never drawn into the paper's figure, table or claims.
+Nothing here composes a config, fingerprints or fetches data.
 
 The study's code lives in ``experiments/<paper>/<item>.py`` (or the module
 named by the experiment config's ``study.module``) and may define:
@@ -32,6 +33,7 @@ import pandas as pd
 
 from rfrepro.atomic import atomic_replace, atomic_write_text, jsonable
 from rfrepro.harness.claims import check_claims
+from rfrepro.harness.plan import load_plan
 from rfrepro.layout import ResultsLayout, project_root, study_slug
 from rfrepro.runner.store import FINISHED, UNAVAILABLE, RecordStore, records_to_table
 
@@ -48,12 +50,13 @@ def study_module(study: str) -> ModuleType:
     return importlib.import_module(f"experiments.{paper}.{path.stem}")
 
 
-def own_runs(study: str, root: Path, *, smoke: bool, extra: list[str] | None = None):
-    """(records of the study's own runs, the plan's run ids, every record in the folder)."""
-    from rfrepro.harness.plan import plan
+def own_runs(study: str, root: Path, plan: dict | None):
+    """(records of the study's own runs, the plan's run ids, every record in the folder).
 
-    planned = plan(study, smoke=smoke, extra=[f"paths.results={root}", *(extra or [])])
-    expected = [p.run_id for p in planned if p.run_id is not None]
+    The own runs are those of the study's saved plan (``plans/<slug>.json``):
+    nothing is composed, fingerprinted or fetched here.
+    """
+    expected = [r["run_id"] for r in (plan or {}).get("runs", []) if r.get("run_id")]
     records = {r.get("run_id"): r for r in RecordStore(root, study_slug(study)).records()}
     own = [records[rid] for rid in dict.fromkeys(expected) if rid in records]
     return own, expected, records
@@ -90,31 +93,23 @@ def _save_figure(fig, root: Path, slug: str, written: dict) -> None:
     plt.close(fig)
 
 
-def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = None,
-                  extra: list[str] | None = None) -> dict[str, Path]:
+def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
     """Write the table, figure, summary, claims and status of ``study``; return their paths.
 
-    An output function that raises does not stop the others: its error is
-    kept in ``tables/<slug>.status.json`` (and shown in REPORT.md).
+    Drawn from the study's saved plan and its records alone (a study never
+    planned under ``results_root`` gets not-run outputs). An output function
+    that raises does not stop the others: its error is kept in
+    ``tables/<slug>.status.json`` (and shown in REPORT.md).
     """
     import matplotlib
 
     matplotlib.use("Agg")
 
     root = Path(results_root)
-    smoke = root.name == "smoke" if smoke is None else smoke
     slug = study_slug(study)
-    # the overrides of the study's last sweep (e.g. from `reproduce ... key=value`) define its grid
     layout = ResultsLayout(root)
-    sweep_file = layout.root / "tables" / f"{slug}.sweep.json"
-    if extra is None:
-        try:
-            extra = json.loads(sweep_file.read_text())["overrides"]
-        except (OSError, ValueError, KeyError):
-            extra = []
-    else:
-        atomic_write_text(sweep_file, json.dumps({"overrides": list(extra)}))
-    own, expected, records = own_runs(study, root, smoke=smoke, extra=extra)
+    plan = load_plan(study, root)
+    own, expected, records = own_runs(study, root, plan)
     table = records_to_table(own)
     if table.empty:
         table = pd.DataFrame({"run_id": pd.Series(dtype=str), "status": pd.Series(dtype=str)})
@@ -139,7 +134,8 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
     if hasattr(module, "figure") or n_ok == 0:
         fig = (attempt("figure", lambda: module.figure(table)) if n_ok and hasattr(module, "figure") else None)
         if fig is None:
-            reason = _reason(table, len(expected)) if n_ok == 0 else \
+            reason = ("not run yet: the study was never planned here (run its sweep)" if plan is None
+                      else _reason(table, len(expected))) if n_ok == 0 else \
                 "figure failed: " + errors.get("figure", "").splitlines()[0]
             fig = not_run_figure(study, reason)
         _save_figure(fig, root, slug, written)
@@ -159,7 +155,8 @@ def build_outputs(study: str, results_root: str | Path, *, smoke: bool | None = 
     extra_ids = sorted(set(records) - set(expected))
     status = {
         "study": study, "expected_runs": len(set(expected)), "recorded": len(own),
-        "overrides": list(extra),  # a grid changed by `reproduce ... key=value` says so in the report
+        "planned": plan is not None,
+        "overrides": list((plan or {}).get("overrides") or []),  # a grid changed by `reproduce ... key=value`
         "missing": len(set(expected) - set(records)),
         "counts": table["status"].value_counts().to_dict() if len(table) else {},
         "extra_runs": extra_ids,

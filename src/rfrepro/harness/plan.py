@@ -1,13 +1,28 @@
-"""A study's plan: every run composed, checked and identified before anything runs."""
+"""A study's plan: every run composed, checked and identified before anything runs.
+
+The sweep saves its plan as ``plans/<slug>.json`` (:func:`save_plan`): the
+study's title and deviations, the user's overrides, the code version, and per
+run its id, compute id, arm, overrides, dataset, seed and data fingerprint.
+Outputs and the report read that file and the records (:func:`load_plan`):
+they never compose a config, fingerprint or fetch data, so a report on a
+machine without the data gives the same verdicts as where the data is.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
 
 from rfrepro.harness.config import compose_cached
 from rfrepro.harness.grid import Job, _fmt, _sweep_spec, expand
 from rfrepro.harness.validate import check_run_config
+from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import threads_for
+
+#: overrides that say where results go, not what is computed: not part of a plan's grid
+_WHERE = ("paths.results=",)
 
 
 @dataclass
@@ -50,3 +65,53 @@ def plan(name: str, *, smoke: bool = False, extra: list[str] | None = None, jobs
             raise ValueError(f"{str(exc).splitlines()[0]} (in the run {point})") from None
         out.append(Planned(job, cfg, identify(cfg), user_threads=fixed))
     return out
+
+
+def user_overrides(extra: list[str] | None) -> list[str]:
+    """The overrides that change a study's grid (``paths.results=`` only says where it goes)."""
+    return [o for o in (extra or []) if not o.lstrip("+~").startswith(_WHERE)]
+
+
+def save_plan(name: str, planned: list[Planned], root: str | Path, *, smoke: bool,
+              extra: list[str] | None = None) -> Path:
+    """Write ``plans/<slug>.json`` under ``root`` (atomically) and return its path."""
+    from omegaconf import OmegaConf
+
+    from rfrepro.atomic import atomic_write_text, jsonable
+    from rfrepro.runner.identity import code_version
+
+    cfgs = [p.cfg for p in planned if p.cfg is not None]
+    first = cfgs[0] if cfgs else None
+    devs = OmegaConf.to_container(first.get("deviations"), resolve=False) \
+        if first is not None and first.get("deviations") is not None else []
+    runs = []
+    for p in planned:
+        run_id, compute_id, fingerprint, unavailable = p.ident or (None, None, None, None)
+        runs.append({
+            "run_id": run_id, "compute_id": compute_id, "arm": p.job.arm, "overrides": list(p.job.overrides),
+            "dataset": None if p.cfg is None else p.cfg.dataset.get("name"),
+            "seed": None if p.cfg is None else p.cfg.get("seed"),
+            "data_fingerprint": fingerprint,
+            "unavailable": None if unavailable is None else str(unavailable).splitlines()[0],
+        })
+    doc = {
+        "study": name, "title": None if first is None else first.study.get("title"), "smoke": bool(smoke),
+        "overrides": user_overrides(extra), "code_version": code_version(),
+        "planned_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "deviations": [d if isinstance(d, dict) else {"what": str(d)} for d in devs],
+        "runs": runs,
+    }
+    path = ResultsLayout(root).plan(study_slug(name))
+    atomic_write_text(path, json.dumps(jsonable(doc), indent=1))
+    return path
+
+
+def load_plan(name: str, root: str | Path) -> dict | None:
+    """The study's saved plan under ``root``, or None when it was never planned there."""
+    path = ResultsLayout(root).plan(study_slug(name))
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise ValueError(f"{path} is not a readable plan ({exc}); run the study's sweep again") from None

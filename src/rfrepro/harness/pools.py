@@ -10,8 +10,9 @@ from __future__ import annotations
 from tqdm.auto import tqdm
 
 from rfrepro.harness.grid import max_jobs
-from rfrepro.harness.plan import Planned, plan
+from rfrepro.harness.plan import Planned, plan, save_plan
 from rfrepro.harness.summary import run_row
+from rfrepro.layout import study_slug
 
 _WATCHDOG: list[int] = []
 
@@ -164,6 +165,9 @@ def run_sweep(
               f"must not share cores)", file=sys.stderr)
         jobs = limit
     planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force)
+    roots = {str(p.cfg.paths.results) for p in planned if p.cfg is not None}
+    for root in roots:  # the plan is what the study's outputs are drawn from (rfrepro.harness.plan)
+        save_plan(name, planned, root, smoke=smoke, extra=extra)
     results: list[dict] = []
     todo = []
     for p in planned:
@@ -171,7 +175,7 @@ def run_sweep(
             results.append({"status": FAILED, "arm": p.job.arm, "run_id": None, "error_type": "ConfigError",
                             "error": f"config {' '.join(p.job.overrides)}: {p.error}"})
             continue
-        store = RecordStore(p.cfg.paths.results, f"{p.cfg.study.paper}-{p.cfg.study.item}")
+        store = RecordStore(p.cfg.paths.results, study_slug(p.cfg))
         if not force and store.is_finished(p.run_id):
             results.append({"status": FINISHED, "_skipped": True, "arm": p.job.arm, "run_id": p.run_id})
         elif p.ident[3] is not None:  # data known unavailable: record it here, no worker needed

@@ -1,9 +1,18 @@
-"""results/REPORT.md: every study's figure and table, its claims judged with intervals over
-seeds, its declared deviations from the paper, its failed and extra runs, and provenance.
+"""results/REPORT.md and the HTML scorecard (results/site/): what reproduced, on the first screen.
 
     python -m rfrepro.report [--smoke] [--no-rebuild]
 
-Every study is listed, including those with no runs yet; one study whose outputs
+The first screen answers "what reproduced?": one row per paper with its claims
+counted by verdict and its one-line verdict, then a table of contents. Then
+each paper's claims one line each (id, short sentence, estimate [95% CI] vs
+threshold, verdict); then per study its figure, paper-vs-ours table, each
+claim's statistic, reason and data, its declared deviations (written once per
+family of studies that share them) and its failed, refused or extra runs.
+Studies not run yet take one line each.
+
+Everything is drawn from the saved plans and the records (rfrepro.harness.plan,
+rfrepro.harness.scorecard): no config is composed and no data is read, so the
+report is the same on a machine without the data. One study whose outputs
 cannot be built does not stop the report. Exit status 0, or 2 (one line) when
 the results folder cannot be written.
 """
@@ -12,22 +21,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pandas as pd
+from tqdm.auto import tqdm
 
 from rfrepro.atomic import atomic_write_text
-from rfrepro.harness.config import compose, options
+from rfrepro.harness.config import options
 from rfrepro.harness.outputs import build_outputs, failed_runs
 from rfrepro.harness.reproduce import check_writable, results_root
+from rfrepro.harness.scorecard import VERDICT_ORDER, Paper, Study, collect, load_study
 from rfrepro.harness.summary import EXIT_USAGE, first_line
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
 from rfrepro.runner.store import FAILED, REFUSED, UNAVAILABLE
 
-VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run"}
+VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run",
+                "not-comparable": "not comparable"}
 
 
 def _md(text) -> str:
@@ -42,172 +54,228 @@ def _num(v) -> str:
     return str(v)
 
 
-def _fmt_measured(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (dict, list)):
-        text = json.dumps(value, default=str)
-        return text if len(text) < 300 else text[:297] + "..."
-    return "-" if value is None else str(value)
+def _short(text: str, limit: int = 90) -> str:
+    """The first ``limit`` characters of a sentence, cut at a word."""
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
 
 
-def deviations(study: str) -> list[dict]:
-    """The study config's declared ``deviations:`` (what differs from the paper, why, effect)."""
-    from omegaconf import OmegaConf
-
-    try:
-        cfg = compose([f"experiment={study}"])
-    except Exception:  # noqa: BLE001 - a broken config is reported elsewhere
-        return []
-    devs = cfg.get("deviations")
-    if devs is None:
-        return []
-    devs = OmegaConf.to_container(devs, resolve=False)
-    return [d if isinstance(d, dict) else {"what": str(d)} for d in devs]
+def estimate_vs_threshold(c: dict) -> str:
+    """``est [lo, hi] vs > thr`` of one claim (``-`` where it has no interval)."""
+    if c.get("estimate") is None:
+        return "-"
+    est = f"{_num(c.get('estimate'))} [{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
+    t, side = c.get("threshold"), c.get("side")
+    if t is None:
+        return est
+    if side == "within":
+        return f"{est} in [{_num(t[0])}, {_num(t[1])}]?"
+    return f"{est} vs {'>' if side == 'greater' else '<'} {_num(t)}"
 
 
-def claim_rows(claims: list[dict]) -> list[str]:
-    lines = ["| claim | paper | statistic | estimate [95% CI] | n | threshold | verdict | reason |",
-             "|---|---|---|---|---|---|---|---|"]
+def _data(c: dict) -> str:
+    d = c.get("data")
+    if isinstance(d, dict):
+        return d.get("kind", "-") + (f" ({d['note']})" if d.get("note") else "")
+    return str(d) if d else "-"
+
+
+def claim_rows(claims: list[dict], study: str | None = None) -> list[str]:
+    """One line per claim: id, short sentence, estimate [95% CI] vs threshold, verdict."""
+    head = ("| study " if study else "") + "| claim | paper (short) | estimate [95% CI] vs threshold | verdict |"
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for c in claims:
-        if "estimate" in c:
-            est = (f"{_num(c.get('estimate'))} [{_num(c.get('ci_low'))}, {_num(c.get('ci_high'))}]"
-                   if c.get("estimate") is not None else "-")
-            t, side = c.get("threshold"), c.get("side")
-            if t is None:
-                thr = "-"
-            elif side == "within":
-                thr = f"in [{_num(t[0])}, {_num(t[1])}]"
-            else:
-                thr = f"{'>' if side == 'greater' else '<'} {_num(t)}"
-            if c.get("threshold_why"):
-                thr += f" ({_md(c['threshold_why'])})"
-            n = c.get("n_seeds", "-")
-        else:  # a study still using the old pass/fail form
-            est, thr, n = _fmt_measured(c.get("measured")), "-", "-"
-        lines.append(
-            f"| {c['id']} | {_md(c.get('paper_text') or c.get('statement', ''))} | {_md(c.get('statistic', '-'))} "
-            f"| {_md(est)} | {n} | {thr} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** "
-            f"| {_md(c.get('reason') or c.get('note') or '')} |")
+        lines.append(("| " + study + " " if study else "")
+                     + f"| {c['id']} | {_md(_short(c.get('paper_text') or c.get('statement', '')))} "
+                     f"| {_md(estimate_vs_threshold(c))} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** |")
     return lines
 
 
-def study_section(study: str, root: Path) -> str:
-    slug = study_slug(study)
-    lines = [f"## {study}", ""]
-    devs = deviations(study)
-    status_path = ResultsLayout(root).status(slug)
-    status = json.loads(status_path.read_text()) if status_path.is_file() else None
-    table = pd.read_parquet(ResultsLayout(root).table(slug)) \
-        if ResultsLayout(root).table(slug).is_file() and status else pd.DataFrame()
-    if status is None:
-        lines += ["Not run yet: no records for this study.", ""]
-    else:
-        counts = status.get("counts") or {}
-        lines.append(f"Runs in the paper's grid: {status['expected_runs']} ("
-                     + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-                     + (f", {status['missing']} not run yet" if status.get("missing") else "")
-                     + f"). Table: `tables/{slug}.parquet`.")
-        if status.get("overrides"):
-            lines.append("**Not the paper's settings:** this study's grid was run with the overrides "
-                         + " ".join(f"`{o}`" for o in status["overrides"])
-                         + f" (kept in `tables/{slug}.sweep.json`; rerun `python -m rfrepro.reproduce "
-                         f"{study}` without them for the paper's grid).")
-        versions = sorted(set(table.get("code_version", pd.Series(dtype=str)).dropna())) if len(table) else []
-        if versions:
-            lines.append(f"Code version(s): {', '.join(f'`{v}`' for v in versions)}.")
-        lines.append("")
-        fig = ResultsLayout(root).figure(slug)
-        if fig.is_file():
-            lines += [f"![{study}](figures/{slug}.png)", ""]
-        summary = ResultsLayout(root).summary(slug)
-        if summary.is_file():
-            lines += [summary.read_text().strip(), ""]
-    cpath = ResultsLayout(root).claims(slug)
-    if status is not None and cpath.is_file():
-        lines += claim_rows(json.loads(cpath.read_text())) + [""]
-    if devs:
-        lines += ["Deviations from the paper (declared in the study's config):", ""]
-        for d in devs:
-            lines.append(f"- **{_md(d.get('what', ''))}**"
-                         + (f" Why: {_md(d['why'])}" if d.get("why") else "")
-                         + (f" Expected effect: {_md(d['effect'])}" if d.get("effect") else ""))
-        lines.append("")
-    if status is None:
-        return "\n".join(lines)
-    for kind, err in (status.get("output_errors") or {}).items():
+def claim_details(claims: list[dict]) -> list[str]:
+    """Per claim, below the one-line table: the sentence, statistic, threshold's why, reason, data."""
+    out = []
+    for c in claims:
+        out.append(f"- **{c['id']}** ({VERDICT_MARK.get(c['verdict'], c['verdict'])}, n = {c.get('n_seeds', '-')}): "
+                   f"{_md(c.get('paper_text') or c.get('statement', ''))}")
+        if c.get("statistic"):
+            out.append(f"  Statistic: {_md(c['statistic'])}.")
+        if c.get("threshold_why"):
+            out.append(f"  Threshold: {_md(c['threshold_why'])}.")
+        if c.get("reason") or c.get("note"):
+            out.append(f"  Reason: {_md(c.get('reason') or c.get('note'))}.")
+        out.append(f"  Data: {_md(_data(c))}.")
+        if c["verdict"] == "fail" and (c.get("fail_kind") or c.get("settle")):
+            out.append(f"  This fail is a {c.get('fail_kind', 'result')}"
+                       + (f"; what would settle it: {_md(c['settle'])}" if c.get("settle") else "") + ".")
+    return out
+
+
+def deviation_lines(devs: list[dict]) -> list[str]:
+    return [f"- **{_md(d.get('what', ''))}**"
+            + (f" Why: {_md(d['why'])}" if d.get("why") else "")
+            + (f" Expected effect: {_md(d['effect'])}" if d.get("effect") else "") for d in devs]
+
+
+def _runs_line(s: Study) -> str:
+    status = s.status
+    counts = status.get("counts") or {}
+    return (f"Runs in the paper's grid: {status.get('expected_runs', '-')} ("
+            + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            + (f", {status['missing']} not run yet" if status.get("missing") else "")
+            + f"). Table: `tables/{s.slug}.parquet`; plan: `plans/{s.slug}.json`.")
+
+
+def study_section(study: str | Study, root: Path, deviations_of: dict | None = None) -> str:
+    """The section of one run study (``deviations_of``: deviation lists already printed, by their text)."""
+    s = study if isinstance(study, Study) else load_study(study, root)
+    lines = [f'<a id="{s.slug}"></a>', "", f"### {s.id}: {s.title}", ""]
+    if not s.ran:
+        return "\n".join(lines + ["Not run yet: no saved plan for this study "
+                                  f"(`make reproduce-{s.slug}`).", ""])
+    lines.append(_runs_line(s))
+    if s.overrides:
+        lines.append("**Not the paper's settings:** this study's grid was run with the overrides "
+                     + " ".join(f"`{o}`" for o in s.overrides)
+                     + f" (kept in its plan; rerun `python -m rfrepro.reproduce {s.id}` without them for the "
+                     "paper's grid).")
+    p = s.provenance
+    if p:
+        lines.append(f"Provenance: {p['runs']} finished runs, seeds {', '.join(map(str, p['seeds'])) or '-'}; "
+                     f"commit {', '.join(p['commits']) or '-'}; code version "
+                     f"{', '.join(f'`{v}`' for v in p['code_versions']) or '-'}; compute {_num(p['compute_s'])} s.")
+    lines.append("")
+    if s.figure is not None:
+        lines += [f"![{s.id}](figures/{s.figure.name})", ""]
+    if s.summary:  # its headings go below the study's own
+        lines += [re.sub(r"^(#{1,5}) ", r"\1# ", s.summary, flags=re.M), ""]
+    if s.claims:
+        lines += ["Claims:", "", *claim_details(s.claims), ""]
+    if s.deviations:
+        key = json.dumps(s.deviations, sort_keys=True)
+        first = (deviations_of or {}).get(key)
+        if first and first != s.id:
+            lines += [f"Deviations from the paper: the same as [{first}](#{study_slug(first)}).", ""]
+        else:
+            if deviations_of is not None:
+                deviations_of[key] = s.id
+            lines += ["Deviations from the paper (declared in the study's config):", "",
+                      *deviation_lines(s.deviations), ""]
+    for kind, err in (s.status.get("output_errors") or {}).items():
         lines += [f"Output `{kind}` failed: `{_md(err.splitlines()[0])}`", ""]
-    bad = failed_runs(table)
-    if len(bad):
-        unavailable = bad[bad["status"] == UNAVAILABLE]
-        failed = bad[bad["status"] == FAILED]
-        refused = bad[bad["status"] == REFUSED]
-        if len(refused):
-            err = first_line(refused.iloc[0].get("error"), 200)
-            lines += [f"Not run, over the memory budget: {len(refused)} runs (e.g. `{_md(err)}`).", ""]
-        if len(unavailable):
-            names = sorted(set(unavailable.get("dataset.name", pd.Series(dtype=str)).dropna()))
-            lines += [f"Not run, data unavailable: {', '.join(names)} ({len(unavailable)} runs). "
-                      "Set RFREPRO_MIRROR or mirror= to a mirror of the official URLs.", ""]
-        if len(failed):
-            lines += [f"Failed runs ({len(failed)}; tracebacks in `runs/{slug}/<run_id>.json`):", ""]
-            for _, r in failed.head(20).iterrows():
-                err = first_line(r.get("error"), 200)
-                lines.append(f"- `{r['run_id']}` {r.get('arm')} seed={r.get('seed')}: {_md(err)}")
-            if len(failed) > 20:
-                lines.append(f"- ... and {len(failed) - 20} more")
-            lines.append("")
-    if status.get("extra_runs"):
-        lines += [f"Extra runs, not in the paper's grid: {len(status['extra_runs'])} records in `runs/{slug}/` "
-                  f"({status.get('extra_finished', 0)} finished: ad-hoc sweeps, or runs of other code or data); "
-                  "not drawn into this study's figure, table or claims.", ""]
+    lines += _bad_runs(s)
+    if s.status.get("extra_runs"):
+        lines += [f"Extra runs, not in the study's plan: {len(s.status['extra_runs'])} records in "
+                  f"`runs/{s.slug}/` ({s.status.get('extra_finished', 0)} finished: ad-hoc sweeps, or runs of "
+                  f"other code or data); not drawn into this study's outputs (`python -m rfrepro.reproduce {s.id} "
+                  "--prune` removes them).", ""]
     return "\n".join(lines)
 
 
-def write_report(root: Path, rebuild: bool = True) -> Path:
+def _bad_runs(s: Study) -> list[str]:
+    if s.table is None:
+        return []
+    bad = failed_runs(s.table)
+    lines = []
+    refused = bad[bad["status"] == REFUSED]
+    unavailable = bad[bad["status"] == UNAVAILABLE]
+    failed = bad[bad["status"] == FAILED]
+    if len(refused):
+        err = first_line(refused.iloc[0].get("error"), 200)
+        lines += [f"Not run, over the memory budget: {len(refused)} runs (e.g. `{_md(err)}`).", ""]
+    if len(unavailable):
+        names = sorted(set(unavailable["dataset.name"].dropna())) if "dataset.name" in unavailable else []
+        lines += [f"Not run, data unavailable: {', '.join(names)} ({len(unavailable)} runs). "
+                  "Set RFREPRO_MIRROR or mirror= to a mirror of the official URLs.", ""]
+    if len(failed):
+        lines += [f"Failed runs ({len(failed)}; tracebacks in `runs/{s.slug}/<run_id>.json`):", ""]
+        for _, r in failed.head(20).iterrows():
+            lines.append(f"- `{r['run_id']}` {r.get('arm')} seed={r.get('seed')}: {_md(first_line(r.get('error'), 200))}")
+        if len(failed) > 20:
+            lines.append(f"- ... and {len(failed) - 20} more")
+        lines.append("")
+    return lines
+
+
+def scorecard_table(papers: list[Paper], anchors: bool = True) -> list[str]:
+    """The first screen: one row per paper, its claims counted by verdict, its one-line verdict."""
+    lines = ["| paper | studies run | " + " | ".join(VERDICT_ORDER) + " | verdict |",
+             "|---|---|" + "---|" * len(VERDICT_ORDER) + "---|"]
+    for p in papers:
+        name = f"[{_md(p.citation)}](#{p.id})" if anchors else _md(p.citation)
+        lines.append(f"| {name} | {p.n_run} / {len(p.studies)} | "
+                     + " | ".join(str(p.counts[v]) for v in VERDICT_ORDER) + f" | {_md(p.verdict_line)} |")
+    return lines
+
+
+def render(root: Path, papers: list[Paper], errors: dict[str, str]) -> str:
+    layout = ResultsLayout(root)
+    smoke = layout.is_smoke
+    mode = "smoke runs: subsampled data and grids, not the papers' settings" if smoke else "full settings"
+    parts = [f"# rfrepro results report{' (SMOKE)' if smoke else ''}", "",
+             f"Generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} from the run records and "
+             f"saved plans under this folder ({mode}). HTML scorecard: [site/index.html](site/index.html).", ""]
+    if not smoke and not any(s.planned for p in papers for s in p.studies) \
+            and any(layout.smoke().plan(study_slug(s.id)).is_file() for p in papers for s in p.studies):
+        parts += ["No study has run at full settings here yet; the smoke report is "
+                  "[smoke/REPORT.md](smoke/REPORT.md) (`make report SMOKE=1`).", ""]
+    parts += ["## What reproduced", "", *scorecard_table(papers), "",
+              "PASS: the claim's whole 95% interval over seeds lies on its side of a threshold read from the "
+              "paper; FAIL: wholly on the other side (a result, not a defect); inconclusive: it straddles the "
+              "threshold or has too few seeds; not comparable: a printed number of the paper checked on "
+              "substitute data; not run: the runs it needs are missing.", "",
+              "## Contents", ""]
+    for p in papers:
+        parts.append(f"- [{_md(p.citation)}](#{p.id})")
+        for s in p.studies:
+            parts.append(f"  - [{s.id}: {_md(s.title)}](#{s.slug})" if s.ran else
+                         f"  - {s.id}: {_md(s.title)} (not run yet)")
+    parts.append("")
+    deviations_of: dict[str, str] = {}
+    for p in papers:
+        parts += [f'<a id="{p.id}"></a>', "", f"## {p.citation}", "", f"Verdict: {p.verdict_line}.", ""]
+        ran = [s for s in p.studies if s.ran]
+        claims = [(s, c) for s in ran for c in s.claims]
+        if claims:
+            rows = claim_rows([], study="x")[:2]
+            for s, c in claims:
+                rows.append(claim_rows([c], study=s.id)[2])
+            parts += rows + [""]
+        for s in ran:
+            parts.append(study_section(s, root, deviations_of))
+            if s.id in errors:
+                parts += [f"Building this study's outputs failed: `{_md(errors[s.id])}`", ""]
+        unrun = [s for s in p.studies if not s.ran]
+        if unrun:
+            parts += ["Not run yet: " + "; ".join(f"{s.id} (`make reproduce-{s.slug}`)" for s in unrun) + ".", ""]
+    prov = provenance()
+    m = prov["machine"]
+    parts += ["## Provenance of this report", "",
+              f"- code: `{prov['git_commit']}`",
+              f"- machine: {m['cores']} cores, {m['cpu']}, {m['memory_gib']} GiB, {m['os']}, BLAS: {m['blas']}",
+              "- packages: " + ", ".join(f"{k} {v}" for k, v in prov["versions"].items()), ""]
+    return "\n".join(parts) + "\n"
+
+
+def write_report(root: Path, rebuild: bool = True, site: bool = True, progress: bool = False) -> Path:
+    """Rebuild every planned study's outputs (``rebuild``), write REPORT.md and the site; return REPORT.md."""
+    root = Path(root)
+    layout = ResultsLayout(root)
     studies = options("experiment")
     errors = {}
     if rebuild:
-        for study in studies:
-            if ResultsLayout(root).study_runs(study_slug(study)).is_dir():
-                try:
-                    build_outputs(study, root)
-                except Exception as exc:  # noqa: BLE001 - one broken study must not stop the report
-                    errors[study] = f"{type(exc).__name__}: {exc}"
-    prov = provenance()
-    m = prov["machine"]
-    mode = "smoke mode: subsampled, not the papers' settings" if root.name == "smoke" else "full settings"
-    parts = [
-        "# rfrepro results report", "",
-        f"Generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} from the run records "
-        f"under this folder ({mode}).", "",
-        "## Provenance", "",
-        f"- code: `{prov['git_commit']}`",
-        f"- machine: {m['cores']} cores, {m['cpu']}, {m['memory_gib']} GiB, {m['os']}, BLAS: {m['blas']}",
-        "- packages: " + ", ".join(f"{k} {v}" for k, v in prov["versions"].items()), "",
-        "Each claim is a pre-stated test: the paper's sentence, a statistic measured per seed (fold), its "
-        "mean and 95% interval over seeds, and a threshold chosen from the paper's text. PASS: the whole "
-        "interval lies on the claim's side; FAIL: wholly on the other side; inconclusive: it straddles "
-        "the threshold (or too few seeds); not run: the data or runs are missing. A FAIL is a result, "
-        "not a defect.", "",
-    ]
-    rows = []
-    for study in studies:
-        cpath = ResultsLayout(root).claims(study_slug(study))
-        if cpath.is_file() and ResultsLayout(root).status(study_slug(study)).is_file():
-            for c in json.loads(cpath.read_text()):
-                rows.append(f"| {study} | {c['id']} | **{VERDICT_MARK.get(c['verdict'], c['verdict'])}** |")
-    if rows:
-        parts += ["## Claims at a glance", "", "| study | claim | verdict |", "|---|---|---|", *rows, ""]
-    for study in studies:
-        try:
-            parts.append(study_section(study, root))
-        except Exception as exc:  # noqa: BLE001
-            errors[study] = f"{type(exc).__name__}: {exc}"
-        if study in errors:
-            parts += [f"Building this study's outputs failed: `{_md(errors[study])}`", ""]
-    path = ResultsLayout(root).report
-    atomic_write_text(path, "\n".join(parts) + "\n")
+        planned = [s for s in studies if layout.plan(study_slug(s)).is_file()]
+        for study in tqdm(planned, desc="report", unit="study", disable=not progress):
+            try:
+                build_outputs(study, root)
+            except Exception as exc:  # noqa: BLE001 - one broken study must not stop the report
+                errors[study] = f"{type(exc).__name__}: {exc}"
+    papers = collect(root, studies)
+    path = layout.report
+    atomic_write_text(path, render(root, papers, errors))
+    if site:
+        from rfrepro.harness.site import build_site
+
+        build_site(root, studies)
     return path
 
 
@@ -223,8 +291,13 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    path = write_report(Path(root), rebuild=not args.no_rebuild)
-    print(f"wrote {path}")
+    path = write_report(Path(root), rebuild=not args.no_rebuild, progress=True)
+    print(f"wrote {path} and {ResultsLayout(root).site / 'index.html'}")
+    layout = ResultsLayout(root)
+    if not args.smoke and not any(layout.plan(study_slug(s)).is_file() for s in options("experiment")) \
+            and any(layout.smoke().plan(study_slug(s)).is_file() for s in options("experiment")):
+        print(f"no study has run at full settings here; the smoke report is {layout.smoke().report} "
+              "(make report SMOKE=1)")
     return 0
 
 

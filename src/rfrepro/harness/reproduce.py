@@ -120,8 +120,22 @@ def main(argv: list[str] | None = None) -> int:
         for line in lines[1:]:
             print(line, file=sys.stderr)
         code = exit_code(res)
+    if args.outputs_only:  # outputs come from the saved plan: a different grid needs its sweep run
+        from rfrepro.harness.plan import load_plan, user_overrides
+
+        saved = load_plan(study, root)
+        if saved is None:
+            print(f"error: {study} has no saved plan under {root}: run `python -m rfrepro.reproduce {study}"
+                  f"{' --smoke' if args.smoke else ''}` first", file=sys.stderr)
+            return EXIT_USAGE
+        asked = user_overrides(args.overrides)
+        if asked and asked != saved.get("overrides"):
+            print(f"error: --outputs-only builds outputs from the saved plan (overrides: "
+                  f"{' '.join(saved.get('overrides') or []) or 'none'}), not from {' '.join(asked)}: "
+                  "run the sweep with those overrides", file=sys.stderr)
+            return EXIT_USAGE
     try:
-        written = build_outputs(study, root, smoke=args.smoke, extra=args.overrides)
+        written = build_outputs(study, root)
     except Exception as exc:  # noqa: BLE001 - the runs are safe in their records; say what broke
         print(f"error: building the outputs of {study} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.store import BUSY, FAILED, FINISHED, REFUSED, UNAVAILABLE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOT_RUN = 0, 1, 2, 3
@@ -27,11 +28,21 @@ MIRROR_HELP = ("ways out: export RFREPRO_MIRROR=<base URL> (http:// or file:// b
                '(make reproduce-*: ARGS="mirror=<base URL>")')
 
 
+def mirror_help(mirror: str | None) -> str:
+    """The way out for unavailable data: set a mirror, or (one was tried) what that mirror lacks."""
+    if not mirror:
+        return MIRROR_HELP
+    return (f"the files are not in the mirror that was tried ({mirror}): put them there under the official "
+            "URLs' paths (the layout of `wget --mirror`), or set RFREPRO_MIRROR / mirror= to a mirror "
+            "that has them")
+
+
 def run_row(rec: dict) -> dict:
     """What the console summary needs of a record (a sweep's result row)."""
     out = {k: rec.get(k) for k in ("status", "arm", "run_id", "error", "error_type", "_skipped", "urls_tried",
                                    "reused_from")}
     out["dataset"] = (rec.get("dataset") or {}).get("name")
+    out["mirror"] = (rec.get("config") or {}).get("mirror")  # the mirror this run tried, if any
     return out
 
 
@@ -58,10 +69,10 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
     """Lines for the console: counts per status, each failure, each unavailable dataset once."""
     counts = Counter(status_of(r) for r in results)
     lines = [f"{study}: {len(results)} runs: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
-    slug = study.replace("/", "-")
+    layout = ResultsLayout(results_root)
     for r in results:
         if r.get("status") == FAILED:
-            record = f"{results_root}/runs/{slug}/{r['run_id']}.json"
+            record = layout.record(study_slug(study), str(r["run_id"]))
             where = ("no record (the config did not compose)" if not r.get("run_id")
                      # a killed process leaves no traceback: the record says so
                      else f"record {record}; no traceback, the process was killed (e.g. out of memory)"
@@ -81,7 +92,8 @@ def summarize(study: str, results: list[dict], results_root: str) -> list[str]:
         lines.append(f"  NOT RUN ({n} runs): dataset {name} unavailable; URLs tried: "
                      + (", ".join(urls) if urls else "none (no public URL: see the dataset config)"))
     if unavailable:
-        lines.append(f"  {MIRROR_HELP}")
+        mirrors = sorted({str(r["mirror"]) for r in results if r.get("status") == UNAVAILABLE and r.get("mirror")})
+        lines.append(f"  {mirror_help(', '.join(mirrors))}")
     refused = [r for r in results if r.get("status") == REFUSED]
     if refused:
         lines.append(f"  NOT RUN ({len(refused)} runs): over the memory budget, e.g. {refused[0].get('arm')}: "

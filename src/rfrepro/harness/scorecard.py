@@ -1,0 +1,200 @@
+"""What a results folder says, per paper and per study: the one model that REPORT.md and the site render.
+
+Read from the folder alone (saved plans, status, claims, tables, figures,
+summaries, records): nothing here composes a config, fingerprints or fetches
+data. A study with no saved plan is "not run yet".
+
+>>> p = Paper("x2020", "X (2020)", [Study("x2020/fig1", "x2020-fig1", "Fig. 1", planned=True,
+...     claims=[{"id": "C1", "verdict": "pass"}, {"id": "C2", "verdict": "fail", "fail_kind": "disagreement"}])])
+>>> p.counts["pass"], p.counts["fail"], p.counts["not-comparable"]
+(1, 1, 0)
+>>> p.verdict_line
+'1 of 2 claims pass; fail: C2 (x2020/fig1, disagreement)'
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from rfrepro.harness.config import options
+from rfrepro.harness.plan import load_plan
+from rfrepro.layout import ResultsLayout, project_root, study_slug
+from rfrepro.runner.store import FINISHED, RecordStore
+
+#: verdicts in the order a scorecard counts them (see rfrepro.harness.claims)
+VERDICT_ORDER = ("pass", "fail", "inconclusive", "not-comparable", "not-run")
+#: the study of ``python -m rfrepro`` runs outside any experiment (conf/config.yaml ``study:``)
+ADHOC_STUDY = "adhoc/run"
+
+
+@dataclass
+class Study:
+    """One study as its outputs say (never recomputed)."""
+
+    id: str
+    slug: str
+    title: str
+    planned: bool
+    claims: list[dict] = field(default_factory=list)
+    status: dict = field(default_factory=dict)
+    plan: dict = field(default_factory=dict)
+    deviations: list[dict] = field(default_factory=list)
+    overrides: list[str] = field(default_factory=list)
+    figure: Path | None = None
+    summary: str | None = None
+    provenance: dict = field(default_factory=dict)
+    table: pd.DataFrame | None = None
+
+    @property
+    def ran(self) -> bool:
+        """Planned and its outputs built (a status file exists)."""
+        return self.planned and bool(self.status)
+
+
+@dataclass
+class Paper:
+    """A paper's studies and their claims counted by verdict."""
+
+    id: str
+    citation: str
+    studies: list[Study]
+
+    def claims(self) -> list[tuple[Study, dict]]:
+        return [(s, c) for s in self.studies if s.ran for c in s.claims]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = Counter(cl["verdict"] for _, cl in self.claims())
+        return {v: c.get(v, 0) for v in VERDICT_ORDER} | {v: n for v, n in c.items() if v not in VERDICT_ORDER}
+
+    @property
+    def n_run(self) -> int:
+        return sum(s.ran for s in self.studies)
+
+    @property
+    def verdict_line(self) -> str:
+        """One line: how many claims held, and each fail with whether it disagrees with the paper."""
+        claims = self.claims()
+        if not claims:
+            return "no study run yet"
+        n = self.counts
+        text = f"{n['pass']} of {len(claims)} claims pass"
+        fails = [f"{c['id']} ({s.id}" + (f", {c['fail_kind']}" if c.get("fail_kind") else "") + ")"
+                 for s, c in claims if c["verdict"] == "fail"]
+        if fails:
+            text += "; fail: " + ", ".join(fails)
+        for v in ("inconclusive", "not-comparable", "not-run"):
+            if n[v]:
+                text += f"; {n[v]} {v}"
+        return text
+
+
+def paper_citation(paper: str) -> str:
+    """The first line of ``experiments/<paper>/__init__.py``'s docstring (the paper's one owner)."""
+    path = project_root() / "experiments" / paper / "__init__.py"
+    try:
+        doc = ast.get_docstring(ast.parse(path.read_text()))
+    except (OSError, SyntaxError):
+        doc = None
+    return (doc or paper).strip().splitlines()[0]
+
+
+def study_title(study: str) -> str:
+    """``study.title`` as written in the study's config file (read as YAML, not composed)."""
+    from omegaconf import OmegaConf
+
+    from rfrepro.layout import conf_dir
+
+    try:
+        node = OmegaConf.load(conf_dir() / "experiment" / f"{study}.yaml")
+        return str(OmegaConf.select(node, "study.title", default=None) or study)
+    except Exception:  # noqa: BLE001 - a title is a nicety; the id always works
+        return study
+
+
+def provenance(table: pd.DataFrame) -> dict:
+    """Commits, code versions, seeds, runs, compute and wall seconds, hosts of a study's finished runs."""
+    if table is None or table.empty or "status" not in table:
+        return {}
+    ok = table[table["status"] == FINISHED]
+
+    def values(col: str) -> list:
+        return sorted({str(v) for v in ok[col].dropna()}) if col in ok else []
+
+    span = None
+    if len(ok) and "started" in ok and "finished" in ok:
+        started = pd.to_datetime(ok["started"], utc=True, errors="coerce")
+        finished = pd.to_datetime(ok["finished"], utc=True, errors="coerce")
+        span = float((finished.max() - started.min()).total_seconds())
+    return {
+        "commits": [c[:10] for c in values("env.git_commit")],
+        "code_versions": values("code_version"),
+        "seeds": sorted({int(s) for s in ok["seed"].dropna()}) if "seed" in ok else [],
+        "runs": len(ok),
+        "compute_s": float(ok["timings.total_s"].sum()) if "timings.total_s" in ok else None,
+        "span_s": span,
+        "hosts": values("host"),
+    }
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def load_study(study: str, root: str | Path) -> Study:
+    """One study's outputs under ``root``."""
+    layout = ResultsLayout(root)
+    slug = study_slug(study)
+    plan = load_plan(study, root)
+    s = Study(id=study, slug=slug, title=(plan or {}).get("title") or study_title(study), planned=plan is not None)
+    if plan is None:
+        return s
+    s.plan = plan
+    s.deviations = [d if isinstance(d, dict) else {"what": str(d)} for d in plan.get("deviations") or []]
+    s.overrides = list(plan.get("overrides") or [])
+    s.status = _read_json(layout.status(slug)) or {}
+    s.claims = _read_json(layout.claims(slug)) or []
+    if layout.figure(slug).is_file():
+        s.figure = layout.figure(slug)
+    if layout.summary(slug).is_file():
+        s.summary = layout.summary(slug).read_text().strip()
+    if layout.table(slug).is_file():
+        s.table = pd.read_parquet(layout.table(slug))
+        s.provenance = provenance(s.table)
+    return s
+
+
+def collect(root: str | Path, studies: list[str] | None = None) -> list[Paper]:
+    """Every paper with its studies (all of the project's studies, run or not)."""
+    by_paper: dict[str, list[Study]] = {}
+    for study in studies if studies is not None else options("experiment"):
+        by_paper.setdefault(study.split("/", 1)[0], []).append(load_study(study, root))
+    return [Paper(p, paper_citation(p), ss) for p, ss in by_paper.items()]
+
+
+def adhoc_runs(root: str | Path) -> pd.DataFrame:
+    """One row per ad-hoc run record (``python -m rfrepro`` outside a study), newest first."""
+    layout = ResultsLayout(root)
+    slug = study_slug(ADHOC_STUDY)
+    rows = []
+    for r in RecordStore(layout.root, slug).records():
+        metrics = r.get("metrics") or {}
+        rows.append({
+            "started": r.get("started"), "status": r.get("status"),
+            "dataset": (r.get("dataset") or {}).get("name"),
+            "method": (r.get("method") or {}).get("name"), "model": (r.get("model") or {}).get("name"),
+            "n_components": r.get("n_components"), "seed": r.get("seed"),
+            "metrics": ", ".join(f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, (int, float))),
+            "record": layout.record(slug, str(r.get("run_id"))).relative_to(layout.root).as_posix(),
+        })
+    table = pd.DataFrame(rows)
+    return table.sort_values("started", ascending=False, ignore_index=True) if len(table) else table

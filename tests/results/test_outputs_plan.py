@@ -1,0 +1,124 @@
+"""A sweep saves its plan; outputs and the report are drawn from that plan and the records alone.
+
+Nothing after the sweep composes a config, fingerprints or fetches data: a
+report on a machine without the data (or without network) gives the same
+verdicts as where the data is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rfrepro.layout import ResultsLayout
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["dataset.n_train=150", "dataset.n_test=300"]
+
+
+def _reproduce(args: list[str], base: Path, **env_extra) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "RFREPRO_MIRROR"}
+    env.update(RFREPRO_RESULTS=str(base / "results"), RFREPRO_DATA=str(base / "data"), **env_extra)
+    return subprocess.run([sys.executable, "-m", "rfrepro.reproduce", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("plan")
+    proc = _reproduce(["sun2018/fig1", "--smoke", "--jobs", "1", *SMALL], base)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return base / "results" / "smoke"
+
+
+@pytest.fixture
+def counted(monkeypatch) -> dict[str, int]:
+    """Count every config composition, data fingerprint, data load and file hash from here on."""
+    import hydra
+
+    import rfrepro.data as data
+    import rfrepro.data.download as download
+    import rfrepro.runner.record as record
+
+    calls: dict[str, int] = {}
+
+    def counting(name, fn):
+        def wrapper(*a, **k):
+            calls[name] = calls.get(name, 0) + 1
+            return fn(*a, **k)
+        return wrapper
+
+    monkeypatch.setattr(hydra, "compose", counting("compose", hydra.compose))
+    for mod, names in ((data, ("fingerprint", "load_dataset")), (record, ("fingerprint", "identify")),
+                       (download, ("fetch", "sha256_file"))):
+        for name in names:
+            if hasattr(mod, name):
+                monkeypatch.setattr(mod, name, counting(f"{mod.__name__}.{name}", getattr(mod, name)))
+    return calls
+
+
+def test_the_plan_lists_the_sweeps_runs(swept):
+    plan = json.loads(ResultsLayout(swept).plan("sun2018-fig1").read_text())
+    records = [json.loads(p.read_text()) for p in ResultsLayout(swept).study_runs("sun2018-fig1").glob("*.json")]
+    assert sorted(r["run_id"] for r in plan["runs"]) == sorted(r["run_id"] for r in records)
+    assert plan["study"] == "sun2018/fig1" and plan["smoke"] is True and plan["overrides"] == SMALL
+    assert plan["code_version"] == records[0]["code_version"]
+    assert plan["title"].startswith("Sun et al. 2018 Fig. 1") and plan["deviations"]
+    one = plan["runs"][0]
+    assert {"run_id", "compute_id", "arm", "overrides", "dataset", "seed", "data_fingerprint"} <= set(one)
+    assert one["dataset"] == "disk_annulus" and one["data_fingerprint"]
+
+
+def test_outputs_and_report_compose_nothing_and_touch_no_data(swept, counted):
+    from rfrepro.harness.outputs import build_outputs
+    from rfrepro.harness.report import write_report
+
+    claims_path = ResultsLayout(swept).claims("sun2018-fig1")
+    before = claims_path.read_text()
+    build_outputs("sun2018/fig1", swept)
+    report = write_report(swept).read_text()
+    assert counted == {}, f"the report composed configs or touched data: {counted}"
+    assert claims_path.read_text() == before  # the same verdicts as the sweep drew
+    assert "### sun2018/fig1:" in report and (swept / "site" / "index.html").is_file()
+
+
+def test_a_study_never_planned_is_not_run_yet(tmp_path, counted):
+    from rfrepro.harness.outputs import build_outputs
+    from rfrepro.harness.report import write_report
+
+    written = build_outputs("hamid2014/fig4", tmp_path)
+    status = json.loads(written["status"].read_text())
+    assert status["planned"] is False and status["expected_runs"] == 0
+    report = write_report(tmp_path).read_text()
+    assert "hamid2014/fig4 (`make reproduce-hamid2014-fig4`)" in report
+    assert counted == {}
+
+
+def test_runs_of_unavailable_data_are_drawn_from_the_plan_without_fetching(tmp_path):
+    proc = _reproduce(["spine/rff-kernel-approx", "--smoke", "--jobs", "1", "mirror=file:///nonexistent"],
+                      tmp_path)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    root = tmp_path / "results" / "smoke"
+    plan = json.loads(ResultsLayout(root).plan("spine-rff-kernel-approx").read_text())
+    assert plan["runs"] and all(r["unavailable"] for r in plan["runs"])
+    # outputs again, now with fetching made impossible: the same not-run verdicts, no attempt to fetch
+    proc = _reproduce(["spine/rff-kernel-approx", "--smoke", "--outputs-only"], tmp_path,
+                      RFREPRO_MIRROR="http://127.0.0.1:9/")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    status = json.loads(ResultsLayout(root).status("spine-rff-kernel-approx").read_text())
+    assert status["counts"] == {"unavailable": len(plan["runs"])} and status["missing"] == 0
+
+
+def test_outputs_only_refuses_a_grid_other_than_the_plans(swept, tmp_path):
+    base = swept.parent.parent
+    proc = _reproduce(["sun2018/fig1", "--smoke", "--outputs-only", "dataset.n_train=999"], base)
+    assert proc.returncode == 2
+    assert "builds outputs from the saved plan (overrides: dataset.n_train=150 dataset.n_test=300)" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    proc = _reproduce(["hamid2014/fig4", "--smoke", "--outputs-only"], tmp_path)
+    assert proc.returncode == 2 and "has no saved plan" in proc.stderr
