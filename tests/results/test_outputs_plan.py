@@ -122,3 +122,26 @@ def test_outputs_only_refuses_a_grid_other_than_the_plans(swept, tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1
     proc = _reproduce(["hamid2014/fig4", "--smoke", "--outputs-only"], tmp_path)
     assert proc.returncode == 2 and "has no saved plan" in proc.stderr
+
+
+def test_make_list_shows_targets_times_and_status(swept):
+    from rfrepro.harness.config import options
+    from rfrepro.harness.scorecard import listing
+
+    lines = listing(swept)
+    assert len(lines) == 1 + len(options("experiment"))
+    row = next(line for line in lines if line.startswith("make reproduce-sun2018-fig1 "))
+    assert " done " in row and "4 min" in row and "Sun et al. 2018 Fig. 1" in row
+    assert all(" not run " in line for line in lines[1:] if "sun2018-fig1" not in line)
+
+
+def test_prune_removes_records_outside_the_plan(swept):
+    from rfrepro.harness.reproduce import prune
+    from rfrepro.runner.store import RecordStore
+
+    store = RecordStore(swept, "sun2018-fig1")
+    store.write({"run_id": "0" * 20, "status": "unavailable"})  # e.g. from a sweep without the data
+    before = len(list(store.records()))
+    assert prune("sun2018/fig1", str(swept)) == 0
+    assert len(list(store.records())) == before - 1 and store.read("0" * 20) is None
+    assert prune("hamid2014/fig4", str(swept)) == 2

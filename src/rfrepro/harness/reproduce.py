@@ -62,6 +62,32 @@ def check_writable(root: str) -> None:
                          "(set RFREPRO_RESULTS or paths.results= to a writable folder)") from None
 
 
+def prune(study: str, root: str) -> int:
+    """Remove the records of ``study`` under ``root`` that its saved plan does not list; say which.
+
+    Records of runs in progress (their lock is held) are kept. Exit status 0,
+    or 2 when the study was never planned there (nothing is removed).
+    """
+    from rfrepro.harness.plan import load_plan
+    from rfrepro.layout import ResultsLayout, study_slug
+
+    plan = load_plan(study, root)
+    if plan is None:
+        print(f"error: {study} has no saved plan under {root}: nothing to prune against", file=sys.stderr)
+        return EXIT_USAGE
+    keep = {r.get("run_id") for r in plan.get("runs", [])}
+    layout, slug = ResultsLayout(root), study_slug(study)
+    removed = []
+    for path in sorted(layout.study_runs(slug).glob("*.json")):
+        if path.stem not in keep and not layout.run_lock(slug, path.stem).exists():
+            path.unlink()
+            removed.append(path)
+    for path in removed:
+        print(f"removed {path}")
+    print(f"{study}: {len(removed)} records outside its plan removed, {len(keep)} planned runs kept")
+    return 0
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -82,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs in parallel (default $RFREPRO_JOBS or the number of cores); "
                          "each run gets cores / jobs BLAS threads unless threads= is given")
     ap.add_argument("--force", action="store_true", help="redo finished runs")
-    ap.add_argument("--outputs-only", action="store_true", help="rebuild outputs from the records")
+    ap.add_argument("--outputs-only", action="store_true", help="rebuild outputs from the saved plan and records")
+    ap.add_argument("--prune", action="store_true",
+                    help="remove the study's records that are not in its saved plan (lists them), then exit")
     ap.add_argument("--scheduler", default=os.environ.get("RFREPRO_SCHEDULER") or None,
                     help="address of a Dask scheduler (tcp://host:8786) to run on instead of locally")
     try:
@@ -90,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse already printed one line
         return EXIT_USAGE if exc.code else 0
     if args.study == "list":
-        print("\n".join(options("experiment")))
+        from rfrepro.harness.scorecard import listing
+
+        print("\n".join(listing(results_root(args.smoke))))
         return 0
     from rfrepro.harness.config import check_overrides
     from rfrepro.harness.outputs import build_outputs
@@ -105,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.prune:
+        return prune(study, root)
     extra = [f"paths.results={root}", *args.overrides]
     t0 = time.perf_counter()
     code = 0

@@ -105,17 +105,52 @@ def paper_citation(paper: str) -> str:
     return (doc or paper).strip().splitlines()[0]
 
 
-def study_title(study: str) -> str:
-    """``study.title`` as written in the study's config file (read as YAML, not composed)."""
+def _study_file(study: str):
     from omegaconf import OmegaConf
 
     from rfrepro.layout import conf_dir
 
+    return OmegaConf.load(conf_dir() / "experiment" / f"{study}.yaml")
+
+
+def study_title(study: str) -> str:
+    """``study.title`` as written in the study's config file (read as YAML, not composed)."""
+    from omegaconf import OmegaConf
+
     try:
-        node = OmegaConf.load(conf_dir() / "experiment" / f"{study}.yaml")
-        return str(OmegaConf.select(node, "study.title", default=None) or study)
+        return str(OmegaConf.select(_study_file(study), "study.title", default=None) or study)
     except Exception:  # noqa: BLE001 - a title is a nicety; the id always works
         return study
+
+
+def wall_time(study: str) -> str | None:
+    """``sweep.wall_time``: the study's measured full-settings wall time, as its config states it."""
+    from omegaconf import OmegaConf
+
+    try:
+        value = OmegaConf.select(_study_file(study), "sweep.wall_time", default=None)
+    except Exception:  # noqa: BLE001
+        return None
+    return None if value is None else str(value)
+
+
+def run_status(s: Study) -> str:
+    """``done`` (every planned run finished), ``partial (k of n runs)``, or ``not run``."""
+    if not s.planned:
+        return "not run"
+    n = len({r.get("run_id") for r in s.plan.get("runs", []) if r.get("run_id")})
+    ok = int((s.status.get("counts") or {}).get("ok", 0)) if s.status else 0
+    return "done" if n and ok >= n else f"partial ({ok} of {n} runs finished)"
+
+
+def listing(root: str | Path) -> list[str]:
+    """``make list``: every study's make target, title, measured wall time and status under ``root``."""
+    rows = [("target", "full-settings time", f"status in {root}", "title")]
+    for study in options("experiment"):
+        s = load_study(study, root)
+        rows.append((f"make reproduce-{s.slug}", wall_time(study) or "not measured", run_status(s), s.title))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
 
 
 def provenance(table: pd.DataFrame) -> dict:
