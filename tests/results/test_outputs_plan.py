@@ -145,3 +145,16 @@ def test_prune_removes_records_outside_the_plan(swept):
     assert prune("sun2018/fig1", str(swept)) == 0
     assert len(list(store.records())) == before - 1 and store.read("0" * 20) is None
     assert prune("hamid2014/fig4", str(swept)) == 2
+
+
+def test_smoke_figures_state_the_settings_that_ran():
+    import pandas as pd
+
+    from rfrepro.harness.outputs import smoke_settings
+
+    table = pd.DataFrame({"seed": [0, 1, 0, 1], "dataset.name": ["a", "a", "b", "b"],
+                          "dataset.n_train": [500] * 4, "dataset.n_test": [100] * 4})
+    plan = {"runs": [{"overrides": ["experiment=x/y", "method=rks_cos", f"method.n_components={n}", "seed=0"]}
+                     for n in (16, 64)]}
+    assert smoke_settings(table, plan) == \
+        "2 seeds; n_train 500, n_test 100 (each of 2 datasets); method.n_components in {16, 64}"

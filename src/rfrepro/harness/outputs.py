@@ -83,8 +83,43 @@ def _reason(table: pd.DataFrame, n_expected: int) -> str:
     return f"{why}; runs: {', '.join(parts)}"
 
 
-def _save_figure(fig, root: Path, slug: str, written: dict) -> None:
+def smoke_settings(table: pd.DataFrame, plan: dict | None) -> str:
+    """What a smoke sweep actually ran: seeds, data sizes and the swept values (for its figure's banner)."""
+    parts = []
+    if "seed" in table and table["seed"].notna().any():
+        seeds = sorted({int(v) for v in table["seed"].dropna()})
+        parts.append(f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}")
+    if {"dataset.name", "dataset.n_train"} <= set(table.columns):
+        cols = [c for c in ("dataset.n_train", "dataset.n_test") if c in table]
+        sizes = table.dropna(subset=["dataset.n_train"]).groupby("dataset.name")[cols].max()
+        text = {name: ", ".join(f"{c.split('.')[1]} {int(r[c])}" for c in cols if pd.notna(r[c]))
+                for name, r in sizes.iterrows()}
+        if len(set(text.values())) == 1 and len(text) > 1:
+            parts.append(f"{next(iter(text.values()))} (each of {len(text)} datasets)")
+        else:
+            parts += [f"{name}: {t}" for name, t in text.items()]
+    values: dict[str, list[str]] = {}
+    for run in (plan or {}).get("runs", []):
+        for o in run.get("overrides") or []:
+            key, _, value = o.partition("=")
+            # the arms and datasets are the paper's; a smoke sweep shrinks the numeric grid
+            if key in ("experiment", "smoke", "seed", "paths.results", "dataset", "method", "model", "arm") \
+                    or "${" in value or value in values.setdefault(key, []):
+                continue
+            values[key].append(value)
+    parts += [f"{k} in {{{', '.join(v[:8])}{', ...' if len(v) > 8 else ''}}}" for k, v in values.items()
+              if len(v) > 1]
+    return "; ".join(parts)
+
+
+def _save_figure(fig, root: Path, slug: str, written: dict, banner: str | None = None) -> None:
+    import textwrap
+
     import matplotlib.pyplot as plt
+
+    if banner:  # above everything the study drew (its titles give the paper's settings)
+        fig.text(0.5, 1.0, "\n".join(textwrap.wrap(banner.replace("$", r"\$"), 150)), ha="center", va="bottom", fontsize=8,
+                 color="#b00020", transform=fig.transFigure)
 
     for ext in ("png", "pdf"):
         fpath = ResultsLayout(root).figure(slug, ext)
@@ -138,7 +173,11 @@ def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
                       else _reason(table, len(expected))) if n_ok == 0 else \
                 "figure failed: " + errors.get("figure", "").splitlines()[0]
             fig = not_run_figure(study, reason)
-        _save_figure(fig, root, slug, written)
+        banner = None
+        if layout.is_smoke:
+            banner = ("SMOKE RUN: subsampled, not the paper's settings (titles and labels state the paper's); "
+                      "ran: " + (smoke_settings(table, plan) or "-"))
+        _save_figure(fig, root, slug, written, banner)
     if hasattr(module, "summary") and n_ok:
         text = attempt("summary", lambda: module.summary(table))
         if text is not None:
