@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections import Counter
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -36,10 +37,11 @@ def _no_mirror_env(monkeypatch):
 
 
 class _Handler(SimpleHTTPRequestHandler):
-    """Serves files from a folder; paths under /truncate/ and /flaky/ misbehave on purpose."""
+    """Serves files from a folder; paths under /truncate/, /flaky/ and /slow/ misbehave on purpose."""
 
     hits: Counter
     flaky_left: dict
+    slow_s: float
 
     def log_message(self, *args):  # keep test output quiet
         pass
@@ -62,16 +64,26 @@ class _Handler(SimpleHTTPRequestHandler):
             return
         if self.path.startswith("/flaky/"):
             self.path = self.path[len("/flaky"):]
+        if self.path.startswith("/slow/"):
+            # no answer before the client's read timeout
+            time.sleep(self.slow_s)
+            self.path = self.path[len("/slow"):]
         super().do_GET()
 
 
 class LocalServer:
-    """A file server on 127.0.0.1: ``root`` is served at ``url``; ``hits`` counts requests."""
+    """A file server on 127.0.0.1: ``root`` is served at ``url``; ``hits`` counts requests.
+
+    ``flaky_left[path]`` is how many more 503s ``/flaky/...`` answers (default 1);
+    ``/slow/...`` answers after ``slow_s`` seconds.
+    """
 
     def __init__(self, root: Path):
         self.root = root
         self.hits: Counter = Counter()
-        handler = type("Handler", (_Handler,), {"hits": self.hits, "flaky_left": {}})
+        self.flaky_left: dict[str, int] = {}
+        handler = type("Handler", (_Handler,), {"hits": self.hits, "flaky_left": self.flaky_left,
+                                                 "slow_s": 0.5})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"

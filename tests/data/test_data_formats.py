@@ -1,16 +1,22 @@
-"""Parsers: LIBSVM, delimited text (with one-hot), idx and .mat."""
+"""Opening cached files (compressed, zipped) and the parsers: LIBSVM, delimited text (with one-hot), idx and .mat."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 import struct
+import zipfile
 
 import numpy as np
 import pytest
 import scipy.io
 
+from rfrepro.data import formats
 from rfrepro.data.formats import ParseError, one_hot, read_idx, read_libsvm, read_mat, read_table
+
+PAYLOAD = b"+1 1:0.5 3:2\n-1 2:1.5\n"
 
 
 def b(text: str) -> io.BytesIO:
@@ -142,3 +148,37 @@ def test_mat_keys_and_shapes():
 def test_mat_garbage_is_parse_error():
     with pytest.raises(ParseError, match=".mat"):
         read_mat(io.BytesIO(b"not a mat file at all" * 10))
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress, lambda b: b])
+def test_open_decompressed_detects_by_content(tmp_path, compress):
+    path = tmp_path / "file.bin"  # name says nothing: the magic bytes decide
+    path.write_bytes(compress(PAYLOAD))
+    with formats.open_decompressed(path) as f:
+        assert f.read() == PAYLOAD
+
+
+def test_zip_members_glob_and_basename(tmp_path):
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("top/train.csv", "1,2\n")
+        zf.writestr("top/test-02.csv", "3,4\n")
+        zf.writestr("top/test-01.csv", "5,6\n")
+        zf.writestr("empty/", "")
+    assert formats.zip_members(path, "train.csv") == ["top/train.csv"]
+    assert formats.zip_members(path, "test-*.csv") == ["top/test-01.csv", "top/test-02.csv"]
+    assert formats.zip_members(path, "top/t*") == [
+        "top/test-01.csv", "top/test-02.csv", "top/train.csv"]
+    assert formats.open_zip_member(path, "top/test-01.csv").read() == b"5,6\n"
+
+
+def test_open_streams_of_a_zip_member_or_a_bad_archive(tmp_path):
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("top/x.csv", "1,2\n")
+    assert [s.read() for s in formats.open_streams(path, "x.csv")] == [b"1,2\n"]
+    with pytest.raises(ParseError, match="no member matching 'y.csv'"):
+        formats.open_streams(path, "y.csv")
+    path.write_bytes(b"PK not really")
+    with pytest.raises(ParseError, match="not a readable zip archive"):
+        formats.open_streams(path, "x.csv")

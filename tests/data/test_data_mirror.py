@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rfrepro.data.registry import get_dataset_config, list_datasets, load_file_dataset
+from rfrepro.data.registry import load_file_dataset
+from rfrepro.data.schema import get_dataset_config, list_datasets
 
 MIRROR = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
 

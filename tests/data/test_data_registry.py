@@ -1,4 +1,4 @@
-"""The dataset registry: configs, loading through the real download path, caches, fallbacks."""
+"""Downloadable datasets: configs, loading through the real download path, caches, fallbacks."""
 
 from __future__ import annotations
 
@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 import yaml
 
-from rfrepro.data import formats, load_dataset, registry
+from rfrepro.data import formats, load_dataset, schema
+from rfrepro.data.cache import parsed_cache_path
 from rfrepro.data.download import DatasetUnavailable, cache_path
-from rfrepro.data.registry import (
-    get_dataset_config,
-    list_datasets,
-    load_file_dataset,
-    parsed_cache_path,
-    validate_config,
-)
+from rfrepro.data.registry import load_file_dataset
+from rfrepro.data.schema import get_dataset_config, list_datasets, validate_config
 
 FAST = {"retries": 0, "backoff": 0.0, "timeout": (2.0, 5.0), "progress": False}
 
@@ -321,7 +317,7 @@ def test_registry_alias_resolves_by_name(tmp_path, data_dir, monkeypatch):
          "sources": {"all": {"file": "manual/real", "format": "libsvm"}}}))
     (data_dir / "raw" / "manual").mkdir(parents=True)
     (data_dir / "raw" / "manual" / "real").write_text("2 1:1\n3 1:2\n")
-    monkeypatch.setattr(registry, "conf_dir", lambda: conf)
+    monkeypatch.setattr(schema, "conf_dir", lambda: conf)
     assert list_datasets() == ["real"]
     ds = load_file_dataset({"name": "nick", "task": "regression", "alternatives": ["real"]},
                            data_dir=data_dir)

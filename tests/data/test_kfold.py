@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rfrepro.data import load_dataset
-from rfrepro.data.registry import kfold_indices, kfold_splitter, load_file_dataset
+from rfrepro.data.registry import load_file_dataset
+from rfrepro.data.splits import kfold_indices, kfold_splitter
 
 FOLDS = 5
 # 60 training + 25 test rows; feature 1 is the row id, feature 2 a per-row value;

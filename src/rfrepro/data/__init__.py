@@ -1,4 +1,4 @@
-"""Datasets: generated ones (no download) and the registry of downloadable ones.
+"""Datasets: generated ones (no download) and downloadable ones (configs in ``conf/dataset/``).
 
 Every dataset is described by a config ``conf/dataset/<name>.yaml``;
 :func:`load_dataset` turns one into a :class:`Dataset`.
@@ -60,7 +60,7 @@ def _generated_kfold(cfg: dict, gen, params: dict, split: dict, seed: int) -> Da
     used (the held-out fold is the test part). A validation sample (``n_val``)
     is drawn as without a split.
     """
-    from rfrepro.data.registry import check_kfold, kfold_indices
+    from rfrepro.data.splits import check_kfold, kfold_indices
 
     where = f"dataset {cfg['name']!r}"
     if split.get("kind") != "kfold":
@@ -110,7 +110,7 @@ def load_dataset(
     files' sha256, see :func:`fingerprint`) keys the in-process memo, so a
     replaced file is loaded again.
     """
-    from rfrepro.data.registry import plain_config
+    from rfrepro.data.schema import plain_config
 
     cfg = plain_config(cfg)
     if "generator" in cfg:
@@ -134,7 +134,7 @@ def fingerprint(cfg: Mapping, *, data_dir: str = "data", mirror: str | None = No
     Remembered per process; an unavailable source raises
     :class:`DatasetUnavailable` (and is tried once per process).
     """
-    from rfrepro.data.registry import plain_config
+    from rfrepro.data.schema import plain_config
 
     cfg = plain_config(cfg)
     if "generator" in cfg:
@@ -161,7 +161,7 @@ def _stamps(data_dir: str, fp: dict) -> list:
 def _fingerprint(cfg_json: str, data_dir: str, mirror: str | None) -> dict:
     # remembered per process: an unavailable source is tried once; a found one is
     # re-checked by size and mtime, so a changed file gets a new fingerprint
-    from rfrepro.data.registry import fingerprint_file_dataset
+    from rfrepro.data.sources import fingerprint_file_dataset
 
     key = (cfg_json, data_dir, mirror)
     hit = _FINGERPRINTS.get(key)

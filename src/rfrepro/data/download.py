@@ -6,40 +6,40 @@ A mirror is a base URL (``http://...`` or ``file://...``) laid out the same way
 comes from the ``mirror`` argument, else the environment variable
 ``RFREPRO_MIRROR``; when one is set it is tried before the official URL.
 
-The transfers are pooch's (:func:`pooch.retrieve`): it streams to a temporary
-file in the destination folder, checks the sha256 (``known_hash``) and moves the
-file into place only then, so the cache never holds half a file. What stays here
-is what pooch does not do: the mirror mapping, a ``file://`` downloader, retrying
-only the failures another attempt can fix, and one error naming every URL tried.
+The transfer policy is the libraries': pooch streams to a temporary file in
+the destination folder, checks the sha256 and moves the file into place only
+then (so the cache never holds half a file), and retries a whole transfer that
+broke off (``retry_if_failed``); urllib3's :class:`~urllib3.util.Retry`, mounted
+on the :class:`requests.Session`, retries a request that got no answer in time
+or a transient HTTP status, with exponential backoff, and never a refused
+connection or a 404. What stays here is what neither does: the mirror mapping,
+the downloaders (``file://``, and HTTP through that session), and one error
+naming every URL tried.
 
 Files are cached as served (compressed or not) and decompressed on the fly by
-:func:`open_decompressed`; pooch's ``Decompress``/``Unzip`` processors are not
-used because they would keep a second, decompressed copy beside each file, and
-the parsed arrays are cached anyway (``<data_dir>/parsed``).
+:func:`rfrepro.data.formats.open_decompressed`; pooch's ``Decompress``/``Unzip``
+processors are not used because they would keep a second, decompressed copy
+beside each file, and the parsed arrays are cached anyway (``<data_dir>/parsed``).
 """
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import fnmatch
-import gzip
-import io
 import logging
-import lzma
 import os
 import re
 import sys
-import time
 import urllib.parse
 import urllib.request
-import zipfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
 
 import pooch
 import requests
+import urllib3
+from requests.adapters import HTTPAdapter
 from tqdm.auto import tqdm
+from urllib3.util import Retry
 
 from rfrepro.atomic import file_mode
 
@@ -47,14 +47,14 @@ __all__ = [
     "MIRROR_ENV",
     "DatasetUnavailable",
     "FileDownloader",
+    "SessionDownloader",
     "cache_path",
     "fetch",
     "mirror_url",
-    "open_decompressed",
-    "open_zip_member",
     "resolve_mirror",
+    "retrying_session",
     "sha256_file",
-    "zip_members",
+    "unavailable_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -84,12 +84,16 @@ class DatasetUnavailable(RuntimeError):
         self.path = path
 
 
-class _Transient(Exception):
-    """A failure another attempt may fix (timeout, dropped connection, 5xx)."""
-
-
 class _Missing(Exception):
-    """A final failure for this URL (host unreachable, 404, file absent)."""
+    """A final failure for this URL (host unreachable, 404, retries spent, file absent).
+
+    Neither a ``ValueError`` nor a ``requests`` exception, so pooch's
+    ``retry_if_failed`` lets it through at once.
+    """
+
+
+class _Interrupted(ValueError):
+    """A ``file://`` copy that ended early; a ``ValueError`` so that pooch retries it."""
 
 
 def resolve_mirror(mirror: str | None = None) -> str | None:
@@ -137,12 +141,87 @@ def sha256_file(path: str | os.PathLike) -> str:
     return pooch.file_hash(str(path), alg="sha256")
 
 
+def retrying_session(retries: int, backoff: float) -> requests.Session:
+    """A session whose requests urllib3 retries when another attempt can help.
+
+    Retried: no answer in time, a connection dropped before the answer, and the
+    statuses in ``TRANSIENT_STATUS`` (honouring ``Retry-After``). Not retried:
+    a refused connection, a failed name lookup or a connect timeout (the host is
+    not reachable from here, so retrying only delays the error) and every other
+    status. Only the request is covered; a body that breaks off is pooch's to
+    retry.
+    """
+    retry = Retry(total=None, connect=0, read=retries, status=retries, other=0, redirect=10,
+                  status_forcelist=TRANSIENT_STATUS, allowed_methods={"GET"},
+                  backoff_factor=backoff, raise_on_status=False)
+    session = requests.Session()
+    adapter = HTTPAdapter(max_retries=retry)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    # identity: the bytes on disk must be the served file, so that the sha256
+    # and the Content-Length refer to the same thing
+    session.headers["Accept-Encoding"] = "identity"
+    return session
+
+
+def _copy(chunks: Iterable[bytes], output_file, total: int, bar) -> int:
+    """Write ``chunks`` to pooch's temporary file, counting them on ``bar``; return the bytes written."""
+    if bar is not False:
+        bar.reset(total=total)  # a retried transfer starts the count again
+    n = 0
+    with contextlib.ExitStack() as stack:
+        out = output_file if hasattr(output_file, "write") else stack.enter_context(
+            open(output_file, "wb"))
+        for block in chunks:
+            if block:
+                out.write(block)
+                n += len(block)
+                if bar is not False:
+                    bar.update(len(block))
+    return n
+
+
+# Hand-written downloaders, because pooch's HTTPDownloader calls ``requests.get``
+# and so cannot use a session with urllib3's Retry (pooch's own retry repeats a
+# 404 or a refused connection too, waiting at least a second each time), and
+# pooch has no downloader for file:// at all. Both follow pooch's downloader
+# protocol, so the temporary file, the checksum and the atomic move stay pooch's.
+
+
+class SessionDownloader:
+    """A pooch downloader for ``http(s)://`` URLs, through a :func:`retrying_session`.
+
+    A request that fails for good (after urllib3's retries) raises
+    :class:`_Missing`, which pooch does not retry; a body that breaks off
+    raises the ``requests`` exception, which pooch's ``retry_if_failed`` does.
+    """
+
+    def __init__(self, session: requests.Session, *, timeout: tuple[float, float], progressbar=False):
+        self.session = session
+        self.timeout = timeout
+        self.progressbar = progressbar
+
+    def __call__(self, url: str, output_file, pooch_obj=None, check_only: bool = False):
+        try:
+            response = self.session.get(url, stream=True, timeout=self.timeout)
+        except requests.exceptions.RequestException as e:
+            raise _Missing(_describe(e)) from e
+        with response:
+            if check_only:
+                return response.ok
+            if not response.ok:
+                tries = len(response.raw.retries.history) + 1 if response.raw.retries else 1
+                raise _Missing(f"HTTP {response.status_code}"
+                               + (f" (after {tries} attempts)" if tries > 1 else ""))
+            total = int(response.headers.get("content-length", 0))
+            _copy(response.iter_content(chunk_size=CHUNK), output_file, total, self.progressbar)
+        return None
+
+
 class FileDownloader:
     """A pooch downloader for ``file://`` URLs (a mirror on a local or shared disk).
 
-    pooch chooses downloaders by scheme and has none for ``file://``; this one
-    copies the file in chunks into the temporary file pooch hands it, so the
-    checksum and the atomic move stay pooch's.
+    Copies the file in chunks into the temporary file pooch hands it.
     """
 
     def __init__(self, progressbar=False):
@@ -158,25 +237,15 @@ class FileDownloader:
         if not path.is_file():
             raise _Missing("no such file")
         total = path.stat().st_size
-        bar = self.progressbar if self.progressbar is not False else None
-        if bar is not None:
-            bar.total = total
-        n = 0
-        with open(path, "rb") as src, open(output_file, "wb") as out:
-            for block in iter(lambda: src.read(CHUNK), b""):
-                out.write(block)
-                n += len(block)
-                if bar is not None:
-                    bar.update(len(block))
-        if bar is not None:
-            bar.close()
+        with open(path, "rb") as src:
+            n = _copy(iter(lambda: src.read(CHUNK), b""), output_file, total, self.progressbar)
         if n != total:  # the mirror file changed while it was read
-            raise _Transient(f"transfer ended after {n} of {total} bytes")
+            raise _Interrupted(f"transfer ended after {n} of {total} bytes")
         return None
 
 
 def _progress_bar(desc: str, show: bool | None):
-    """A tqdm bar for pooch's ``progressbar`` argument, or False.
+    """A tqdm bar for the downloaders, or False.
 
     pooch's own ``progressbar=True`` bar is always drawn and left behind; ours
     is drawn only on a terminal (a sweep's log stays clean) and then removed.
@@ -185,44 +254,27 @@ def _progress_bar(desc: str, show: bool | None):
         show = sys.stderr.isatty()
     if not show:
         return False
-    # total=1 until the downloader sets it: pooch tests the bar's truth value
-    return tqdm(total=1, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, leave=False)
+    return tqdm(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, leave=False)
 
 
-def _downloader(url: str, timeout: tuple[float, float], bar):
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme == "file":
-        return FileDownloader(progressbar=bar)
-    if scheme in ("http", "https"):
-        # identity: the bytes on disk must be the served file, so that the
-        # sha256 and the Content-Length refer to the same thing
-        return pooch.HTTPDownloader(progressbar=bar, chunk_size=CHUNK, timeout=timeout,
-                                    headers={"Accept-Encoding": "identity"})
-    raise _Missing(f"unsupported URL scheme {scheme!r} (use http://, https:// or file://)")
-
-
-def _classify(e: requests.exceptions.RequestException) -> Exception:
-    """Sort a requests failure into worth-retrying or final."""
+def _describe(e: requests.exceptions.RequestException) -> str:
+    """One line saying why a request failed, as the unavailable error lists it."""
     if isinstance(e, requests.exceptions.HTTPError) and e.response is not None:
-        status = e.response.status_code
-        return (_Transient if status in TRANSIENT_STATUS else _Missing)(f"HTTP {status}")
-    if isinstance(e, requests.exceptions.ReadTimeout):
-        return _Transient("no answer in time")
+        return f"HTTP {e.response.status_code}"
+    if isinstance(e, requests.exceptions.ReadTimeout) or _is_read_timeout(e):
+        return "no answer in time"
     if isinstance(e, requests.exceptions.ChunkedEncodingError):
-        return _Transient(f"transfer interrupted ({_short(e)})")
+        return f"transfer interrupted ({_short(e)})"
+    if isinstance(e, requests.exceptions.ConnectionError):
+        return f"cannot connect ({_short(e)})"
+    return _short(e)
+
+
+def _is_read_timeout(e: BaseException) -> bool:
+    # requests wraps urllib3's ReadTimeoutError in a ConnectionError, directly
+    # (mid-body) or inside the MaxRetryError of spent retries
     cause = e.args[0] if e.args else None
-    if isinstance(e, requests.exceptions.ConnectionError) and not _is_read_timeout(cause):
-        # refused, DNS failure or connect timeout: the host is not reachable
-        # from here, so retrying only delays the error
-        return _Missing(f"cannot connect ({_short(e)})")
-    return _Transient(_short(e))
-
-
-def _is_read_timeout(cause) -> bool:
-    # requests reports a read timeout in the middle of the body as a
-    # ConnectionError wrapping urllib3's ReadTimeoutError: that one is transient
-    import urllib3
-
+    cause = getattr(cause, "reason", cause)
     return isinstance(cause, urllib3.exceptions.ReadTimeoutError)
 
 
@@ -233,7 +285,7 @@ def _short(e: BaseException) -> str:
 
 @contextlib.contextmanager
 def _quiet_pooch():
-    """pooch logs every download at INFO on stderr, advising its own API; silence it here."""
+    """pooch logs every download (and retry) at INFO on stderr, advising its own API; silence it here."""
     logger = pooch.get_logger()
     level = logger.level
     logger.setLevel(logging.WARNING)
@@ -257,44 +309,39 @@ def _retrieve(
     backoff: float,
     progress: bool | None,
 ) -> None:
-    """Fetch ``candidate`` into ``dest`` with pooch, retrying transient failures.
-
-    pooch's own ``retry_if_failed`` retries every failure alike, with a fixed
-    wait: a 404, a refused connection or a checksum mismatch would be retried
-    too. Here only what another attempt can fix is retried, with ``backoff``.
-    """
-    attempt = 0
-    while True:
-        bar = _progress_bar(dest.name, progress)
-        try:
+    """Fetch ``candidate`` into ``dest`` with pooch; raise :class:`_Missing` when it cannot be had."""
+    scheme = urllib.parse.urlsplit(candidate).scheme
+    if scheme not in ("http", "https", "file"):
+        raise _Missing(f"unsupported URL scheme {scheme!r} (use http://, https:// or file://)")
+    store = pooch.create(path=dest.parent, base_url="", registry={dest.name: sha256},
+                         urls={dest.name: candidate}, retry_if_failed=retries)
+    bar = _progress_bar(dest.name, progress)
+    try:
+        with contextlib.ExitStack() as stack:
+            if scheme == "file":
+                downloader = FileDownloader(progressbar=bar)
+            else:
+                session = stack.enter_context(retrying_session(retries, backoff))
+                downloader = SessionDownloader(session, timeout=timeout, progressbar=bar)
             with _quiet_pooch():
-                pooch.retrieve(candidate, known_hash=sha256, fname=dest.name, path=dest.parent,
-                               downloader=_downloader(candidate, timeout, bar))
-            # pooch's temp file is private (0600): give it the usual mode
-            os.chmod(dest, file_mode())
-            return
-        except ValueError as e:
-            found = _POOCH_MISMATCH.search(str(e))
-            if sha256 is None or found is None:
-                raise
+                store.fetch(dest.name, downloader=downloader)
+    except ValueError as e:
+        found = _POOCH_MISMATCH.search(str(e))
+        if sha256 is not None and found is not None:
             raise ValueError(
                 f"sha256 mismatch for {candidate} (official {url}): "
                 f"expected {sha256.lower()}, got {found.group(2)}; the file was deleted"
             ) from e
-        except requests.exceptions.RequestException as e:
-            err = _classify(e)
-        except (_Transient, _Missing) as e:
-            err = e
-        finally:
-            # not `if bar`: a tqdm bar is falsy once its total is 0 (no Content-Length)
-            if bar is not False:
-                bar.close()
-        if isinstance(err, _Missing):
-            raise err
-        if attempt >= retries:
-            raise _Missing(f"{err} (after {attempt + 1} attempts)") from err
-        time.sleep(backoff * 2**attempt)
-        attempt += 1
+        if isinstance(e, _Interrupted):
+            raise _Missing(f"{e} (after {retries + 1} attempts)") from e
+        raise
+    except requests.exceptions.RequestException as e:  # a body that broke off, every time
+        raise _Missing(f"{_describe(e)} (after {retries + 1} attempts)") from e
+    finally:
+        if bar is not False:
+            bar.close()
+    # pooch's temp file is private (0600): give it the usual mode
+    os.chmod(dest, file_mode())
 
 
 def _verify_cached(dest: Path, sha256: str | None) -> bool:
@@ -336,14 +383,19 @@ def fetch(
         defaults to ``$RFREPRO_MIRROR``.
     sha256 : str, optional
         Expected hex digest of the file as served. A cached copy that does not
-        match is fetched again; a fresh download that does not match is deleted.
+        match is fetched again; a fresh download that does not match is deleted
+        (pooch downloads it ``retries`` more times first, in case the bytes
+        were damaged on the way).
     timeout : (float, float)
         Connect and read timeouts in seconds.
     retries : int
-        Extra attempts per URL after a transient failure (timeout, dropped
-        connection, HTTP 5xx/429). Unreachable hosts and 404s are not retried.
+        Extra attempts per URL: urllib3's for a request without an answer in
+        time or with a transient status (HTTP 5xx, 408, 429), pooch's for a
+        transfer that broke off. Unreachable hosts and 404s are not retried.
     backoff : float
-        Wait ``backoff * 2**k`` seconds before retry ``k``.
+        urllib3's ``backoff_factor``: retry ``k >= 2`` of a request waits
+        ``backoff * 2**(k - 1)`` seconds (pooch waits 1, 2, ... seconds before
+        the retries of a whole transfer).
     progress : bool, optional
         Show a tqdm bar; default: only when stderr is a terminal.
 
@@ -392,50 +444,3 @@ def unavailable_message(url: str, dest: Path, failures: list[str], mirror: str |
         f"tried:\n{tried}\n"
         f"ways out: (1) {mirror_hint}; or (2) place the file at {dest}"
     )
-
-
-_MAGIC = (
-    (b"\x1f\x8b", gzip.open),
-    (b"BZh", bz2.open),
-    (b"\xfd7zXZ\x00", lzma.open),
-)
-
-
-def open_decompressed(path: str | os.PathLike) -> BinaryIO:
-    """Open a cached file for reading, decompressing gzip, bz2 or xz on the fly.
-
-    The compression is read from the file's first bytes, not its name, so a
-    server that already decompressed a ``.gz`` does not break the parser.
-    """
-    with open(path, "rb") as f:
-        head = f.read(6)
-    for magic, opener in _MAGIC:
-        if head.startswith(magic):
-            return opener(path, "rb")
-    return open(path, "rb")  # noqa: SIM115 - the caller closes it
-
-
-def zip_members(path: str | os.PathLike, pattern: str) -> list[str]:
-    """Names of the members of zip ``path`` matching ``pattern`` (a glob), sorted.
-
-    Folder entries are skipped; a pattern without a ``/`` also matches members
-    inside folders by their base name (``trainingData.csv`` finds
-    ``UJIndoorLoc/trainingData.csv``).
-    """
-    with zipfile.ZipFile(path) as zf:
-        names = [n for n in zf.namelist() if not n.endswith("/")]
-    if "/" in pattern:
-        hits = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
-    else:
-        hits = [n for n in names if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)]
-    return sorted(hits)
-
-
-def open_zip_member(path: str | os.PathLike, member: str) -> BinaryIO:
-    """Open one zip member as a binary stream (decompressed), fully read into memory.
-
-    Reading the member whole surfaces a truncated or corrupt archive here (as
-    ``zipfile.BadZipFile`` / ``EOFError``) rather than halfway through parsing.
-    """
-    with zipfile.ZipFile(path) as zf:
-        return io.BytesIO(zf.read(member))

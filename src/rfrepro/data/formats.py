@@ -1,17 +1,22 @@
 """Parsers for the file formats the benchmark datasets come in.
 
-Each parser takes binary streams (already decompressed, see
-:func:`rfrepro.data.download.open_decompressed`) and returns the features and
-the raw labels of one file; label encoding and one-hot encoding across the
-train and test files are done by the registry, which sees both.
+Files are cached as served; :func:`open_decompressed` and the zip functions open
+them as binary streams. Each parser takes such streams and returns the features
+and the raw labels of one file; label encoding and one-hot encoding across the
+train and test files are done by :mod:`rfrepro.data.parse`, which sees both.
 
-Malformed data raises :class:`ParseError` (a ``ValueError``); the registry
+Malformed data raises :class:`ParseError` (a ``ValueError``); the parsed cache
 treats it as a corrupt cached file and fetches the file once more.
 """
 
 from __future__ import annotations
 
+import bz2
+import fnmatch
 import gzip
+import io
+import lzma
+import os
 import struct
 import zipfile
 import zlib
@@ -25,10 +30,14 @@ __all__ = [
     "FORMATS",
     "ParseError",
     "one_hot",
+    "open_decompressed",
+    "open_streams",
+    "open_zip_member",
     "read_idx",
     "read_libsvm",
     "read_mat",
     "read_table",
+    "zip_members",
 ]
 
 FORMATS = ("libsvm", "csv", "tsv", "idx", "mat")
@@ -42,6 +51,70 @@ DATA_ERRORS = (ValueError, EOFError, OSError, zipfile.BadZipFile, zlib.error,
 
 class ParseError(ValueError):
     """A file's content does not parse as its configured format."""
+
+
+_MAGIC = (
+    (b"\x1f\x8b", gzip.open),
+    (b"BZh", bz2.open),
+    (b"\xfd7zXZ\x00", lzma.open),
+)
+
+
+def open_decompressed(path: str | os.PathLike) -> BinaryIO:
+    """Open a cached file for reading, decompressing gzip, bz2 or xz on the fly.
+
+    The compression is read from the file's first bytes, not its name, so a
+    server that already decompressed a ``.gz`` does not break the parser.
+    """
+    with open(path, "rb") as f:
+        head = f.read(6)
+    for magic, opener in _MAGIC:
+        if head.startswith(magic):
+            return opener(path, "rb")
+    return open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+
+def zip_members(path: str | os.PathLike, pattern: str) -> list[str]:
+    """Names of the members of zip ``path`` matching ``pattern`` (a glob), sorted.
+
+    Folder entries are skipped; a pattern without a ``/`` also matches members
+    inside folders by their base name (``trainingData.csv`` finds
+    ``UJIndoorLoc/trainingData.csv``).
+    """
+    with zipfile.ZipFile(path) as zf:
+        names = [n for n in zf.namelist() if not n.endswith("/")]
+    if "/" in pattern:
+        hits = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+    else:
+        hits = [n for n in names if fnmatch.fnmatchcase(n.rsplit("/", 1)[-1], pattern)]
+    return sorted(hits)
+
+
+def open_zip_member(path: str | os.PathLike, member: str) -> BinaryIO:
+    """Open one zip member as a binary stream (decompressed), fully read into memory.
+
+    Reading the member whole surfaces a truncated or corrupt archive here (as
+    ``zipfile.BadZipFile`` / ``EOFError``) rather than halfway through parsing.
+    """
+    with zipfile.ZipFile(path) as zf:
+        return io.BytesIO(zf.read(member))
+
+
+def open_streams(path: str | os.PathLike, member: str | None) -> list[BinaryIO]:
+    """The binary streams of one cached file: the file itself, or its zip members matching ``member``.
+
+    Several matching members are returned in name order (read and concatenated
+    by :func:`read_table`). An unreadable archive raises :class:`ParseError`.
+    """
+    if member is None:
+        return [open_decompressed(path)]
+    try:
+        names = zip_members(path, member)
+        if not names:
+            raise ParseError(f"zip archive has no member matching {member!r}")
+        return [open_zip_member(path, n) for n in names]
+    except (zipfile.BadZipFile, EOFError, OSError) as e:
+        raise ParseError(f"not a readable zip archive: {e}") from e
 
 
 def read_libsvm(

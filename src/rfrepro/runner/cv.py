@@ -32,7 +32,7 @@ import json
 import numpy as np
 
 from rfrepro.atomic import atomic_write_text
-from rfrepro.data.registry import kfold_splitter
+from rfrepro.data.splits import kfold_splitter
 from rfrepro.features import RandomFourierFeatures
 from rfrepro.layout import ResultsLayout
 from rfrepro.metrics import prediction_metrics
