@@ -6,6 +6,7 @@
 #                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
 #   make smoke                     every experiment in smoke mode
 #   make report                    results/REPORT.md from the records so far (SMOKE=1: results/smoke/)
+#   make reference STUDY=<p>-<i>   run one study at full settings and save its outputs in results/reference/
 #   make list                      the experiments you can reproduce
 #   make lock [UPGRADE=1]          refresh requirements.lock (the exact, hashed environment)
 SHELL := /bin/bash
@@ -18,7 +19,7 @@ SMOKE ?=
 SMOKE_FLAG := $(if $(filter-out 0,$(SMOKE)),--smoke,)
 EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 's|conf/experiment/||' -e 's|\.yaml$$||' | sort)
 
-.PHONY: setup lock demo test test-all smoke report list lint bench clean-results help
+.PHONY: setup lock demo test test-all smoke report reference list lint bench clean-results help
 .DEFAULT_GOAL := help
 
 help:
@@ -70,6 +71,13 @@ smoke: setup
 
 report: setup
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)
+
+# results/reference/ (tracked): one study's outputs from a full-settings run, no raw records.
+# The study's sweep runs first (it resumes: finished runs are not redone).
+reference: setup
+	@test -n "$(STUDY)" || { echo "usage: make reference STUDY=<paper>-<item>"; exit 2; }
+	$(PY) -m rfrepro.reproduce $(STUDY) --jobs $(JOBS) $(ARGS)
+	$(PY) -m rfrepro.harness.reference $(STUDY)
 
 list: setup
 	@$(PY) -m rfrepro.reproduce list

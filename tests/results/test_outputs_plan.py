@@ -158,3 +158,38 @@ def test_smoke_figures_state_the_settings_that_ran():
                      for n in (16, 64)]}
     assert smoke_settings(table, plan) == \
         "2 seeds; n_train 500, n_test 100 (each of 2 datasets); method.n_components in {16, 64}"
+
+
+@pytest.mark.mirror
+def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeypatch):
+    import shutil
+
+    from rfrepro.harness import reference
+    from rfrepro.harness.report import write_report
+
+    mirror = os.environ.get("RFREPRO_MIRROR") or (ROOT.parent / "shared" / "datasets").as_uri()
+    if not mirror.startswith("http") and not Path(mirror.removeprefix("file://")).is_dir():
+        pytest.skip("needs the offline dataset mirror (RFREPRO_MIRROR)")
+    base = tmp_path / "results"
+    # Schleif Fig. 1 at full settings: 4 runs, seconds
+    proc = _reproduce(["schleif2016/fig1", "--jobs", "2"], tmp_path, RFREPRO_MIRROR=mirror)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dest = base / "reference"
+    assert reference.main(["schleif2016/fig1", "--results", str(base)]) == 0
+    layout = ResultsLayout(dest)
+    for path in (layout.plan("schleif2016-fig1"), layout.claims("schleif2016-fig1"),
+                 layout.figure("schleif2016-fig1"), layout.table("schleif2016-fig1"),
+                 dest / "provenance" / "schleif2016-fig1.json", layout.site / "index.html"):
+        assert path.is_file(), path
+    assert not layout.runs_dir.exists() and reference.folder_bytes(dest) < reference.MAX_BYTES
+    prov = json.loads((dest / "provenance" / "schleif2016-fig1.json").read_text())
+    assert prov["runs"] > 0 and prov["code_versions"] and prov["commits"]
+    report = (dest / "REPORT.md").read_text()
+    assert "### schleif2016/fig1:" in report and "Made by code version" not in report
+    # once the code changes, the reference says it was made by another code version
+    monkeypatch.setattr("rfrepro.harness.scorecard.current_code_version", lambda: "0.0.0+src.other")
+    assert "Made by code version" in write_report(dest, rebuild=False).read_text()
+    assert "not the current one" in (layout.site / "schleif2016.html").read_text()
+    # a smoke study or one never run is refused with one line
+    shutil.rmtree(dest)
+    assert reference.main(["hamid2014/fig4", "--results", str(base)]) == 2

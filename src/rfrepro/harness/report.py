@@ -32,7 +32,14 @@ from rfrepro.atomic import atomic_write_text
 from rfrepro.harness.config import options
 from rfrepro.harness.outputs import build_outputs, failed_runs
 from rfrepro.harness.reproduce import check_writable, results_root
-from rfrepro.harness.scorecard import VERDICT_ORDER, Paper, Study, collect, load_study
+from rfrepro.harness.scorecard import (
+    VERDICT_ORDER,
+    Paper,
+    Study,
+    collect,
+    current_code_version,
+    load_study,
+)
 from rfrepro.harness.summary import EXIT_USAGE, first_line
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
@@ -133,6 +140,9 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
         return "\n".join(lines + ["Not run yet: no saved plan for this study "
                                   f"(`make reproduce-{s.slug}`).", ""])
     lines.append(_runs_line(s))
+    if s.stale:
+        lines.append(f"**Made by code version `{s.stale}`, not the current `{current_code_version()}`:** "
+                     f"rerun the study (`make reproduce-{s.slug}`) to check it still holds.")
     if s.overrides:
         lines.append("**Not the paper's settings:** this study's grid was run with the overrides "
                      + " ".join(f"`{o}`" for o in s.overrides)

@@ -52,6 +52,12 @@ class Study:
     table: pd.DataFrame | None = None
 
     @property
+    def stale(self) -> str | None:
+        """The code version that made these outputs, when it is not the current one (else None)."""
+        made = self.plan.get("code_version")
+        return made if made and made != current_code_version() else None
+
+    @property
     def ran(self) -> bool:
         """Planned and its outputs built (a status file exists)."""
         return self.planned and bool(self.status)
@@ -93,6 +99,12 @@ class Paper:
             if n[v]:
                 text += f"; {n[v]} {v}"
         return text
+
+
+def current_code_version() -> str:
+    from rfrepro.runner.identity import code_version
+
+    return code_version()
 
 
 def paper_citation(paper: str) -> str:

@@ -1,0 +1,98 @@
+"""Reference results in the repository: a study's outputs from a full-settings run, without raw records.
+
+    python -m rfrepro.harness.reference <study> [<study> ...]     (make reference STUDY=<study>)
+
+``results/reference/`` is a results root of its own (rfrepro.layout): per
+study its saved plan, tidy table, paper-vs-ours table, status, claims and
+figure, plus ``provenance/<slug>.json`` (commit, code version, wall time,
+host, when it was saved), and ``REPORT.md`` and ``site/`` built from them alone.
+No run records, no data: it stays small (the test checks under 20 MB).
+
+Only a full-settings study whose planned runs all have a record is saved
+(a partial or smoke run is refused with one line, exit 2). The report and the
+site mark a reference made by another code version than the current one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rfrepro.atomic import atomic_write_text
+from rfrepro.harness.scorecard import load_study, run_status
+from rfrepro.harness.summary import EXIT_USAGE
+from rfrepro.layout import ResultsLayout, default_root, study_slug
+
+REFERENCE = "reference"
+#: the most the reference folder may weigh (issue: keep it small)
+MAX_BYTES = 20 * 2**20
+
+
+def reference_root(results: str | Path | None = None) -> Path:
+    """``<results>/reference`` (default ``results/reference``)."""
+    return Path(results if results is not None else default_root()) / REFERENCE
+
+
+def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
+    """Copy ``study``'s outputs from the results root ``results`` into the reference root ``dest``."""
+    src, out = ResultsLayout(results), ResultsLayout(dest)
+    s = load_study(study, results)
+    if not s.planned:
+        raise ValueError(f"{study} has no saved plan under {results}: run `make reproduce-{s.slug}` first")
+    if s.plan.get("smoke"):
+        raise ValueError(f"{study} under {results} is a smoke run; a reference is a full-settings run")
+    if run_status(s) != "done":
+        raise ValueError(f"{study} is {run_status(s)} under {results}; a reference needs every planned run")
+    slug = study_slug(study)
+    for path_of in ("plan", "table", "summary", "status", "claims", "figure"):
+        a, b = getattr(src, path_of)(slug), getattr(out, path_of)(slug)
+        if a.is_file():
+            b.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(a, b)
+    p = s.provenance
+    doc = {"study": study, "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "commits": p.get("commits"), "code_versions": p.get("code_versions"),
+           "planned_code_version": s.plan.get("code_version"), "runs": p.get("runs"),
+           "wall_s": p.get("span_s"), "compute_s": p.get("compute_s"), "hosts": p.get("hosts")}
+    target = out.root / "provenance" / f"{slug}.json"
+    atomic_write_text(target, json.dumps(doc, indent=1))
+    return target
+
+
+def folder_bytes(root: str | Path) -> int:
+    return sum(p.stat().st_size for p in Path(root).rglob("*") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rfrepro.harness.reference", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("studies", nargs="*", help="paper/item (or paper-item); none: rebuild the report and site")
+    ap.add_argument("--results", default=None, help="results root the runs are in (default results/)")
+    args = ap.parse_args(argv)
+    from rfrepro.harness.report import write_report
+    from rfrepro.harness.reproduce import resolve_study
+
+    results = Path(args.results) if args.results else default_root()
+    dest = reference_root(results)
+    try:
+        for name in args.studies:
+            path = save_reference(resolve_study(name), results, dest)
+            print(f"saved {path.parent.parent}/*/{path.stem}.*")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    report = write_report(dest, rebuild=False)
+    size = folder_bytes(dest)
+    print(f"wrote {report} and {ResultsLayout(dest).site / 'index.html'} ({size / 2**20:.1f} MB in {dest})")
+    if size > MAX_BYTES:
+        print(f"error: {dest} weighs {size / 2**20:.1f} MB, over {MAX_BYTES / 2**20:.0f} MB", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
