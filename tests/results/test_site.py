@@ -56,6 +56,11 @@ def test_site_pages_and_figures_are_written(results):
     assert "Smoke run" in page and 'id="sun2018-fig1"' in page
     adhoc = (site / "adhoc.html").read_text()
     assert "runs/adhoc-run/" in adhoc and "disk_annulus" in adhoc
+    # REPORT.md lists the ad-hoc run too, with its record
+    from rfrepro.harness.report import write_report
+
+    report = write_report(results, rebuild=False).read_text()
+    assert "## Ad-hoc runs" in report and "| disk_annulus |" in report and "runs/adhoc-run/" in report
 
 
 def test_interval_drawing_places_estimate_interval_and_threshold():

@@ -36,6 +36,7 @@ from rfrepro.harness.scorecard import (
     VERDICT_ORDER,
     Paper,
     Study,
+    adhoc_runs,
     collect,
     current_code_version,
     load_study,
@@ -257,6 +258,19 @@ def render(root: Path, papers: list[Paper], errors: dict[str, str]) -> str:
         unrun = [s for s in p.studies if not s.ran]
         if unrun:
             parts += ["Not run yet: " + "; ".join(f"{s.id} (`make reproduce-{s.slug}`)" for s in unrun) + ".", ""]
+    adhoc = adhoc_runs(root)
+    if len(adhoc):
+        cols = [c for c in adhoc.columns if c != "started"]
+        parts += ["## Ad-hoc runs", "",
+                  f"{len(adhoc)} runs of `python -m rfrepro ...` outside a study (newest first; they belong to no "
+                  "paper's figure or claim):", "",
+                  "| started | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        for _, r in adhoc.head(50).iterrows():
+            parts.append(f"| {r['started']} | " + " | ".join(_md(_num(r[c]) if r[c] is not None else "-")
+                                                            for c in cols) + " |")
+        if len(adhoc) > 50:
+            parts.append(f"| ... and {len(adhoc) - 50} more (all in site/adhoc.html) |" + " |" * len(cols))
+        parts.append("")
     prov = provenance()
     m = prov["machine"]
     parts += ["## Provenance of this report", "",
