@@ -51,9 +51,12 @@ def test_an_unwritable_results_override_is_one_line_and_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize("args, lines", [
-    (["seed=abc"], ["seed must be an integer >= 0, got 'abc'"]),
-    (["threads=0"], ["threads must be an integer >= 1, got 0"]),
-    (["dataset.subsample.n_train=-5", "dataset=cpusmall"], ["dataset.subsample.n_train must be an integer >= 1"]),
+    (["seed=abc"], ["seed must be an int in the range [0, inf), got 'abc'"]),
+    (["threads=0"], ["threads must be None or an int in the range [1, inf), got 0"]),
+    (["dataset.subsample.n_train=-5", "dataset=cpusmall"],
+     ["dataset.subsample.n_train must be None or an int in the range [1, inf)"]),
+    (["method.n_components=-5"], ["method.n_components must be an int in the range [1, inf), got -5"]),
+    (["model.lam=-1"], ["model.lam must be None, a float in the range (0.0, inf) or a str among {'cv'}, got -1"]),
     (["nokey=1"], ["Could not override 'nokey'"]),
     (["seed=0,1"], ["add -m"]),
     (["kernel.sigma=[1"], ["cannot read the override 'kernel.sigma=[1'"]),
@@ -71,23 +74,23 @@ def test_bad_input_is_one_line_per_bad_run_and_exit_2(tmp_path, args, lines):
 
 
 def test_a_failed_single_run_exits_1(tmp_path):
-    proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0", *SMALL], tmp_path)
+    proc = _run(["-m", "rfrepro", "model=krr", "model.lam=0.1", *SMALL], tmp_path)  # a regressor on labels
     assert proc.returncode == EXIT_FAILED, proc.stderr[-2000:]
     assert "[failed]" in proc.stdout and len(_errors(proc)) == 1 and "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("launcher", ["basic", "parallel"])
 def test_multirun_ends_with_the_summary_and_its_exit_status(tmp_path, launcher):
-    args = ["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0,1", *SMALL, "-m"]
+    args = ["-m", "rfrepro", "model=krr,linear_svm", "model.lam=0.1", *SMALL, "-m"]
     if launcher == "parallel":
         args.insert(-1, "hydra/launcher=parallel")
     proc = _run(args, tmp_path)
     assert proc.returncode == EXIT_FAILED, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     assert "[ok]" in proc.stdout and "[failed]" in proc.stdout
-    assert "sun2018/fig1: 2 runs: 1 failed, 1 ok" in proc.stdout
+    assert "adhoc/run: 2 runs: 1 failed, 1 ok" in proc.stdout
     failed = [line for line in proc.stderr.splitlines() if line.startswith("  FAILED")]
-    assert len(failed) == 1 and "rfsvm_unif" in failed[0] and "ValueError" in failed[0]
+    assert len(failed) == 1 and "rks_cos+krr" in failed[0] and "ValueError" in failed[0]
     record = failed[0].split("traceback in ")[1].rstrip(")")
     assert json.loads(Path(record).read_text())["status"] == "failed"
 

@@ -26,8 +26,9 @@ def _run(args, tmp_path, mirror=False, timeout=600):
 
 
 def test_reproduce_exits_1_and_names_each_failure(tmp_path):
-    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "--jobs", "1", "kernel.sigma=-1",
-                 *SMALL], tmp_path)
+    # one training row: every run fails inside (the median rule needs two rows), not at validation
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "--jobs", "1", "dataset.n_train=1",
+                 "dataset.n_test=300"], tmp_path)
     assert proc.returncode == EXIT_FAILED, proc.stderr[-2000:]
     assert f"{N_SMOKE} failed" in proc.stdout
     failed = [line for line in proc.stderr.splitlines() if line.startswith("  FAILED")]
@@ -40,11 +41,37 @@ def test_reproduce_exits_1_and_names_each_failure(tmp_path):
 
 
 def test_hydra_run_that_fails_exits_nonzero(tmp_path):
-    proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0", *SMALL], tmp_path)
+    # a regressor on class labels passes validation and fails in the run: a failed record, exit 1
+    proc = _run(["-m", "rfrepro", "model=krr", "model.lam=0.1", *SMALL], tmp_path)
     assert proc.returncode == EXIT_FAILED
-    assert "[failed]" in proc.stdout and "n_components" in proc.stderr
-    proc = _run(["-m", "rfrepro", "experiment=sun2018/fig1", "method.n_components=0,1", *SMALL, "-m"], tmp_path)
+    assert "[failed]" in proc.stdout and "is a regressor" in proc.stderr
+    proc = _run(["-m", "rfrepro", "model=krr,linear_svm", "model.lam=0.1", *SMALL, "-m"], tmp_path)
     assert proc.returncode == EXIT_FAILED and "[ok]" in proc.stdout and "[failed]" in proc.stdout
+
+
+@pytest.mark.parametrize("entry", ["rfrepro", "rfrepro.reproduce"])
+@pytest.mark.parametrize("bad, line", [
+    ("method.n_components=-5", "method.n_components must be an int in the range [1, inf), got -5"),
+    ("method.n_components=0", "method.n_components must be an int in the range [1, inf), got 0"),
+    ("model.lam=-1", "model.lam must be None"),  # the KSVM arm's lam: None or > 0; the RFSVM arms' also "cv"
+])
+def test_a_bad_value_is_refused_before_anything_runs(tmp_path, entry, bad, line):
+    # through reproduce, a study whose every arm has the key (Sun's KSVM arm has no n_components)
+    study = "sun2018/fig1" if bad.startswith("model.") else "chen2015/fig1"
+    args = (["-m", "rfrepro", "experiment=sun2018/fig1", "arm=rfsvm_unif", "method=rks_cossin"]
+            if entry == "rfrepro" else ["-m", "rfrepro.reproduce", study, "--smoke"])
+    proc = _run([*args, bad, *(SMALL if "sun2018/fig1" in args or entry == "rfrepro" else [])], tmp_path)
+    assert proc.returncode == EXIT_USAGE, proc.stderr[-2000:]
+    assert len(proc.stderr.strip().splitlines()) == 1 and line in proc.stderr, proc.stderr
+    assert f"got {bad.split('=')[1]}" in proc.stderr
+    assert not list((tmp_path / "results").rglob("*.json"))  # no record, no plan, nothing ran
+
+
+def test_an_unknown_key_through_reproduce_is_one_line(tmp_path):
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "no_such_key.x=1"], tmp_path)
+    assert proc.returncode == EXIT_USAGE
+    assert proc.stderr.strip() == ("error: Could not override 'no_such_key.x'. "
+                                   "To append to your config use +no_such_key.x=1")
 
 
 def test_default_run_is_a_classifier_on_classification_data(tmp_path):
@@ -63,10 +90,10 @@ def test_a_regressor_on_labels_is_rejected(tmp_path):
     (["sun2018/fig9"], "did you mean"),
     (["sun2018/fig1", "dataset=disk_anulus"], "did you mean disk_annulus"),
     (["sun2018/fig1", "method=rks_coss"], "did you mean"),
-    (["sun2018/fig1", "seed=abc"], "seed must be an integer >= 0, got 'abc'"),
-    (["sun2018/fig1", "seed=-1"], "seed must be an integer >= 0, got -1"),
-    (["sun2018/fig1", "dataset.n_train=-5"], "dataset.n_train must be an integer >= 1, got -5"),
-    (["sun2018/fig1", "dataset.n_train=0"], "dataset.n_train must be an integer >= 1, got 0"),
+    (["sun2018/fig1", "seed=abc"], "seed must be an int in the range [0, inf), got 'abc'"),
+    (["sun2018/fig1", "seed=-1"], "seed must be an int in the range [0, inf), got -1"),
+    (["sun2018/fig1", "dataset.n_train=-5"], "dataset.n_train must be None or an int in the range [1, inf), got -5"),
+    (["sun2018/fig1", "dataset.n_train=0"], "dataset.n_train must be None or an int in the range [1, inf), got 0"),
     (["sun2018/fig1", "--jobs", "0"], "must be a positive integer"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
@@ -157,7 +184,7 @@ def test_extra_runs_are_reported_but_not_drawn(tmp_path):
 def test_hydra_bad_value_is_one_line_without_traceback(tmp_path):
     proc = _run(["-m", "rfrepro", "seed=abc", *SMALL], tmp_path)
     assert proc.returncode == EXIT_USAGE
-    assert "seed must be an integer >= 0, got 'abc'" in proc.stderr and "Traceback" not in proc.stderr
+    assert "seed must be an int in the range [0, inf), got 'abc'" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_a_results_override_gets_the_runs_and_the_outputs(tmp_path):

@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfrepro.kernels import resolve_bandwidth
+from rfrepro.kernels import BANDWIDTH_RULES, resolve_bandwidth
+
+# Parameter constraints in scikit-learn's language (``_parameter_constraints`` of each map and
+# model): the harness checks a run's parameters against them before anything runs
+# (rfrepro.harness.validate), so a bad value is one line naming the key, not a failed record.
+POSITIVE_INT = [Interval(Integral, 1, None, closed="left")]
+NONNEGATIVE_INT = [Interval(Integral, 0, None, closed="left")]
+POSITIVE_REAL = [Interval(Real, 0, None, closed="neither")]
+NONNEGATIVE_REAL = [Interval(Real, 0, None, closed="left")]
+#: a bandwidth: a positive number, or a rule computed on the training rows
+SIGMA = [Interval(Real, 0, None, closed="neither"), StrOptions(set(BANDWIDTH_RULES))]
+RANDOM_STATE = ["random_state"]
+
+
+def options(values) -> list:
+    """The constraint "one of ``values``" (strings)."""
+    return [StrOptions(set(values))]
 
 #: Rows of output produced per chunk are chosen so one chunk holds about this
 #: many values (32 MiB in float64): big enough for an efficient GEMM, small

@@ -11,9 +11,18 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import FeatureMap, check_positive_int, row_chunks
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+    row_chunks,
+)
 from rfrepro.features.hadamard import SRHT
-from rfrepro.features.rff import RandomFourierFeatures
+from rfrepro.features.rff import VARIANTS, RandomFourierFeatures
+from rfrepro.features.sampling import SPECTRAL_KERNELS
 
 PROJECTIONS = ("gaussian", "srht")
 
@@ -112,6 +121,10 @@ class CompRFF(ProjectedRKS):
     >>> CompRFF(n_components=4, projection="srht", random_state=0).fit_transform(X).shape
     (5, 4)
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "n_up_components": [None, *POSITIVE_INT],
+        "projection": options(PROJECTIONS), "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA,
+        "variant": options(VARIANTS), "random_state": RANDOM_STATE}
 
     def __init__(
         self,

@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods
 
-from rfrepro.features._base import FeatureMap, check_positive_int, row_chunks
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    FeatureMap,
+    check_positive_int,
+    options,
+    row_chunks,
+)
 from rfrepro.features.compositional import PROJECTIONS, UP_FACTOR, _draw_seed
 from rfrepro.features.hadamard import SRHT
 from rfrepro.features.maclaurin import RandomMaclaurin
@@ -68,6 +76,9 @@ class CraftMap(FeatureMap):
     """
 
     recorded_attributes = ("n_features_out_", "n_up_components_")
+
+    _parameter_constraints: dict = {"up": [None, HasMethods(["fit", "transform"])], "n_components": POSITIVE_INT,
+        "n_up_components": [None, *POSITIVE_INT], "projection": options(PROJECTIONS), "random_state": RANDOM_STATE}
 
     def __init__(
         self,

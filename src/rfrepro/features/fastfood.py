@@ -6,7 +6,14 @@ import numpy as np
 from numba import njit, prange
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features._trig import _HALF_PI, PARALLEL_MIN_VALUES, _cos
 from rfrepro.features.hadamard import fwht_gather, fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
@@ -134,6 +141,9 @@ class Fastfood(FeatureMap):
     >>> Fastfood(n_components=8, sigma=1.0, random_state=0).fit_transform(X).shape
     (5, 8)
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(["gaussian"]), "sigma": SIGMA,
+        "variant": options(VARIANTS), "random_state": RANDOM_STATE}
 
     def __init__(
         self,

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import math
 import numbers
+from numbers import Real
 
 import numpy as np
 from scipy.linalg import eigh
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features._trig import cos_sin_into
-from rfrepro.features.sampling import sample_frequencies
+from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies
 
 SAMPLERS = ("opt", "unif")
 _OPT_ATTRIBUTES = (
@@ -150,6 +160,11 @@ class LeverageRFF(FeatureMap):
     >>> rf.transform(X).shape, rf.leverage_scores_.shape
     ((50, 6), (300,))
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA,
+        "mu": POSITIVE_REAL, "oversampling": POSITIVE_INT,
+        "subsample_fraction": [Interval(Real, 0, 1, closed="right")], "max_subsample": [None, *POSITIVE_INT],
+        "sampler": options(SAMPLERS), "random_state": RANDOM_STATE}
 
     def __init__(
         self,

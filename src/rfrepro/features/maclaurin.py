@@ -21,7 +21,14 @@ from math import comb
 import numpy as np
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    NONNEGATIVE_REAL,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features.hadamard import SRHT
 
 DRAWS = ("dense", "hadamard")
@@ -99,6 +106,9 @@ class RandomMaclaurin(FeatureMap):
     >>> rm.transform(X).shape
     (4, 64)
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "degree": POSITIVE_INT, "offset": NONNEGATIVE_REAL,
+        "h01": ["boolean"], "draws": options(DRAWS), "random_state": RANDOM_STATE}
 
     def __init__(
         self,

@@ -12,7 +12,16 @@ from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    NONNEGATIVE_INT,
+    NONNEGATIVE_REAL,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features.sampling import SPECTRAL_KERNELS
 from rfrepro.kernels import KERNELS, kernel_matrix
 
@@ -55,6 +64,9 @@ class Nystroem(FeatureMap):
     >>> bool(np.allclose(Z @ Z.T, kernel_matrix("gaussian", X, sigma=1.0)))  # every row a landmark
     True
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(KERNELS), "sigma": SIGMA,
+        "random_state": RANDOM_STATE}
 
     def __init__(self, n_components: int = 100, *, kernel="gaussian", sigma=1.0, random_state=None):
         self.n_components = n_components
@@ -117,6 +129,9 @@ class ExactKernel(FeatureMap):
     """
 
     output_kind = "kernel"
+
+    _parameter_constraints: dict = {"kernel": options(KERNELS), "sigma": SIGMA, "degree": POSITIVE_INT,
+        "offset": NONNEGATIVE_REAL, "cache_bytes": NONNEGATIVE_INT}
 
     def __init__(self, *, kernel="gaussian", sigma=1.0, degree: int = 2, offset: float = 1.0,
                  cache_bytes: int = 1 << 30):

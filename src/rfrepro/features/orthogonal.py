@@ -29,7 +29,14 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
 from rfrepro.features.hadamard import fwht_inplace, next_pow2
 from rfrepro.features.rff import VARIANTS
@@ -53,6 +60,9 @@ def orthogonal_gaussian_block(d: int, rng: np.random.RandomState) -> np.ndarray:
 
 class _OrthogonalBase(FeatureMap):
     """What ORF and SORF share: parameters, the two output forms, stacked blocks."""
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "sigma": SIGMA, "variant": options(VARIANTS),
+        "random_state": RANDOM_STATE}
 
     def __init__(
         self,

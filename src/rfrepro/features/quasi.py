@@ -9,7 +9,7 @@ from scipy.special import ndtri
 from scipy.stats import qmc
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import check_positive_int
+from rfrepro.features._base import check_positive_int, options
 from rfrepro.features.rff import VARIANTS, RandomFourierFeatures
 from rfrepro.features.sampling import SPECTRAL_KERNELS
 
@@ -104,6 +104,8 @@ class QuasiRandomFourierFeatures(RandomFourierFeatures):
     >>> QuasiRandomFourierFeatures(n_components=8, random_state=0).fit_transform(X).shape
     (5, 8)
     """
+
+    _parameter_constraints: dict = {**RandomFourierFeatures._parameter_constraints, "sequence": options(SEQUENCES)}
 
     def __init__(
         self,

@@ -8,7 +8,14 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 
 # Bin tuples get 64-bit keys and are numbered in per-grid open-addressing
 # tables compiled with numba: no library builds an integer-tuple vocabulary in
@@ -312,6 +319,9 @@ class RandomBinning(FeatureMap):
     """
 
     recorded_attributes = ("n_features_out_", "bins_per_grid_", "kappa_")
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(["laplacian"]), "sigma": SIGMA,
+        "random_state": RANDOM_STATE}
 
     def __init__(self, n_components: int = 100, *, kernel: str = "laplacian", sigma=1.0, random_state=None):
         self.n_components = n_components

@@ -5,9 +5,16 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
-from rfrepro.features.sampling import sample_frequencies, sample_offsets
+from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 
 VARIANTS = ("cos", "cossin")
 
@@ -52,6 +59,9 @@ class RandomFourierFeatures(FeatureMap):
     >>> RandomFourierFeatures(n_components=8, sigma=1.0, random_state=0).fit_transform(X).shape
     (5, 8)
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA,
+        "variant": options(VARIANTS), "random_state": RANDOM_STATE}
 
     def __init__(
         self,

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from numbers import Real
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 
-from rfrepro.features._base import FeatureMap, check_positive_int
+from rfrepro.features._base import (
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    FeatureMap,
+    check_positive_int,
+    options,
+)
 from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
@@ -138,6 +147,12 @@ class RFFSelection(FeatureMap):
 
     #: recorded with each run: D* (frequencies), its column count and its error
     recorded_attributes = ("n_selected_", "n_features_out_", "error_")
+
+    _parameter_constraints: dict = {"max_components": POSITIVE_INT, "chunk_size": POSITIVE_INT, "n_landmarks": POSITIVE_INT,
+        "eps": [Interval(Real, None, None, closed="both")],  # -inf: never stop early
+        "iter_max": POSITIVE_INT, "error_scale": options(ERROR_SCALES),
+        "variant": options(VARIANTS), "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA,
+        "random_state": RANDOM_STATE}
 
     def __init__(
         self,

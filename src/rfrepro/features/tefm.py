@@ -14,9 +14,18 @@ import scipy.linalg
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from rfrepro.features._base import row_chunks
+from rfrepro.features._base import (
+    NONNEGATIVE_INT,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    SIGMA,
+    options,
+    row_chunks,
+)
 from rfrepro.features.compositional import ProjectedRKS, _draw_seed
 from rfrepro.features.hadamard import SRHT
+from rfrepro.features.rff import VARIANTS
+from rfrepro.features.sampling import SPECTRAL_KERNELS
 
 
 def _orthonormal_basis(Y: np.ndarray) -> np.ndarray:
@@ -126,6 +135,10 @@ class TEFMG(_TEFM):
     (20, 4)
     """
 
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "n_up_components": [None, *POSITIVE_INT], "q": NONNEGATIVE_INT,
+        "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA, "variant": options(VARIANTS),
+        "random_state": RANDOM_STATE}
+
     def __init__(
         self,
         n_components: int = 100,
@@ -210,6 +223,10 @@ class TEFMS(_TEFM):
     >>> TEFMS(n_components=4, random_state=0).fit_transform(X).shape
     (20, 4)
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "n_up_components": [None, *POSITIVE_INT],
+        "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA, "variant": options(VARIANTS),
+        "random_state": RANDOM_STATE}
 
     def __init__(
         self,

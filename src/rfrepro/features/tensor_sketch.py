@@ -20,7 +20,14 @@ import scipy.fft
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from rfrepro.features._base import FeatureMap, check_positive_int, row_chunks
+from rfrepro.features._base import (
+    NONNEGATIVE_REAL,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    FeatureMap,
+    check_positive_int,
+    row_chunks,
+)
 from rfrepro.features.maclaurin import check_polynomial
 
 
@@ -59,6 +66,9 @@ class TensorSketch(FeatureMap):
     >>> TensorSketch(n_components=16, degree=3, random_state=0).fit_transform(X).shape
     (4, 16)
     """
+
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "degree": POSITIVE_INT, "offset": NONNEGATIVE_REAL,
+        "random_state": RANDOM_STATE}
 
     def __init__(self, n_components: int = 100, *, degree: int = 2, offset: float = 1.0, random_state=None):
         self.n_components = n_components

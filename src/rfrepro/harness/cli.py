@@ -37,7 +37,7 @@ import hydra
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, open_dict
 
-from rfrepro.harness.config import check_overrides, conf_dir
+from rfrepro.harness.config import check_overrides, compose_message, conf_dir
 
 RESULT_FILE = "rfrepro-run.json"  # a multirun job's result, in its Hydra output folder
 _CALLBACK = "rfrepro_summary"  # the name main() registers MultirunSummary under in hydra.callbacks
@@ -235,12 +235,6 @@ def _is_hydra_key(override: str) -> bool:
     return key == "hydra" or key.startswith(("hydra.", "hydra/"))
 
 
-def _compose_message(exc: BaseException) -> str:
-    """Hydra's or OmegaConf's error as one line (Hydra puts its hint on the second line)."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return " ".join(lines[:2])[:300] or type(exc).__name__
-
-
 def _parses(parser, override: str) -> bool:
     try:
         parser.parse_override(override)
@@ -272,7 +266,7 @@ def check_input(args: list[str], multirun: bool) -> list[str]:
         parsed = [parser.parse_override(o) for o in overrides]
     except Exception as exc:  # noqa: BLE001 - one override Hydra cannot read
         bad = next((o for o in overrides if not _parses(parser, o)), " ".join(overrides))
-        return [f"cannot read the override {bad!r}: {_compose_message(exc).split(' See https')[0]}"]
+        return [f"cannot read the override {bad!r}: {compose_message(exc).split(' See https')[0]}"]
     swept = [o for o in parsed if o.is_sweep_override()]
     if swept and not multirun:
         return [f"{o.input_line} gives several values: add -m (multirun) to run one job per value, "
@@ -295,7 +289,7 @@ def check_input(args: list[str], multirun: bool) -> list[str]:
             roots.setdefault(root, None)
         except Exception as exc:  # noqa: BLE001 - bad input: one line per run, nothing runs
             point = " ".join(o for o in job if o.split("=", 1)[0] in swept_keys)
-            problems.append(f"bad config: {_compose_message(exc)}" + (f" (in the run {point})" if point else ""))
+            problems.append(f"bad config: {compose_message(exc)}" + (f" (in the run {point})" if point else ""))
     for root in roots:
         try:
             check_writable(root)

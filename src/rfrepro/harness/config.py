@@ -62,6 +62,22 @@ def compose(overrides: list[str] | None = None) -> DictConfig:
         return hydra_compose(config_name="config", overrides=overrides)
 
 
+def compose_message(exc: BaseException) -> str:
+    """Hydra's or OmegaConf's composition error as one line (Hydra puts its hint on the second line)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return " ".join(lines[:2])[:300] or type(exc).__name__
+
+
+def check_composes(overrides: list[str]) -> DictConfig:
+    """``compose(overrides)``, with any composition error (an unknown key, a bad value) as one-line ValueError."""
+    try:
+        return compose(overrides)
+    except ValueError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - Hydra's errors are many types; the user needs one line
+        raise ValueError(compose_message(exc)) from None
+
+
 _BASES: dict[tuple[str, ...], object] = {}
 
 

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n".join(listing(results_root(args.smoke))))
         return 0
-    from rfrepro.harness.config import check_overrides
+    from rfrepro.harness.config import check_composes, check_overrides
     from rfrepro.harness.outputs import build_outputs
     from rfrepro.harness.pools import run_sweep
 
@@ -131,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         study = resolve_study(args.study)
         check_overrides(args.overrides)
+        # the study's config with the user's overrides composes (an unknown key is one line, not a traceback)
+        check_composes([f"experiment={study}", f"smoke={'true' if args.smoke else 'false'}",
+                        *[o for o in args.overrides if not o.lstrip("+~").startswith("paths.results=")]])
         check_writable(root)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

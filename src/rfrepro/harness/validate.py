@@ -1,35 +1,123 @@
-"""Checks of a composed run config that Hydra cannot express: one clear line per problem."""
+"""A composed run config checked before anything runs, declaratively: one line naming the key.
+
+Two sources of truth, both in scikit-learn's constraint language
+(``sklearn.utils._param_validation``):
+
+- the run's own keys: :data:`RUN_CONSTRAINTS` below (seed, threads, dtype,
+  dataset sizes, ``eval.*``, the kernel's bandwidth);
+- the feature map's and the model's parameters: the ``_parameter_constraints``
+  each estimator class declares beside its ``__init__`` (as scikit-learn's do).
+  A key of ``method.*`` / ``model.*`` that is not a parameter of its class is
+  refused too.
+
+A bad value raises ``ValueError("method.n_components must be an int in the
+range [1, inf), got -5")``; the entry points turn it into one line and exit
+status 2, before any record is written.
+
+>>> from rfrepro.harness.config import compose
+>>> check_run_config(compose(["seed=3"]))
+>>> check_run_config(compose(["method.n_components=-5"]))
+Traceback (most recent call last):
+...
+ValueError: method.n_components must be an int in the range [1, inf), got -5
+"""
 
 from __future__ import annotations
 
-import numbers
+import importlib
+import re
+from numbers import Integral
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_parameter_constraints,
+)
+
+from rfrepro.features._base import NONNEGATIVE_INT, POSITIVE_INT, SIGMA
+
+#: every key of a run config that a run reads directly, and what it may be
+RUN_CONSTRAINTS: dict[str, list] = {
+    "seed": NONNEGATIVE_INT,
+    "threads": [None, *POSITIVE_INT],
+    "dtype": [StrOptions({"float64", "float32"})],
+    "force": ["boolean"],
+    "smoke": ["boolean"],
+    "kernel.sigma": [None, *SIGMA],
+    "dataset.n_train": [None, *POSITIVE_INT],
+    "dataset.n_test": [None, *POSITIVE_INT],
+    "dataset.subsample.n_train": [None, *POSITIVE_INT],
+    "dataset.subsample.n_test": [None, *POSITIVE_INT],
+    "eval.kernel_error": ["boolean"],
+    "eval.kernel_error_points": [Interval(Integral, 2, None, closed="left")],
+    "eval.kernel_image_points": NONNEGATIVE_INT,
+    "eval.predict": ["boolean"],
+    "eval.train_metrics": ["boolean"],
+    "eval.test_chunk_rows": POSITIVE_INT,
+    "eval.warmup_rows": NONNEGATIVE_INT,
+    "eval.share_fit": ["boolean"],
+}
+#: config keys of an estimator node that are not constructor parameters
+_NODE_KEYS = ("name", "_target_")
 
 
-def _int_at_least(value, name: str, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+def _one_line(exc: InvalidParameterError, key: str, value) -> str:
+    """scikit-learn's "The 'p' parameter of C must be X. Got v instead." as "key must be X, got v"."""
+    text = str(exc)
+    m = re.search(r" must be (.*)\. Got .* instead\.?$", text, flags=re.S)
+    allowed = m.group(1) if m else text
+    return f"{key} must be {allowed}, got {value!r}"
+
+
+def _check(constraints: dict, values: dict, prefix: str, owner: str) -> None:
+    for name, value in values.items():
+        if name not in constraints:
+            continue
+        try:
+            validate_parameter_constraints({name: constraints[name]}, {name: value}, caller_name=owner)
+        except InvalidParameterError as exc:
+            raise ValueError(_one_line(exc, f"{prefix}{name}", value)) from None
+
+
+def check_estimator_node(node, key: str) -> None:
+    """Check a ``method`` / ``model`` node against its class's ``_parameter_constraints``."""
+    if node is None:
+        return
+    try:
+        params = OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else dict(node)
+    except Exception as exc:  # noqa: BLE001 - e.g. ${kernel.degree} under a kernel that has none
+        raise ValueError(f"{key}: {str(exc).splitlines()[0]} (does the kernel suit this {key}?)") from None
+    target = params.get("_target_")
+    if not target:
+        return
+    module, _, name = str(target).rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise ValueError(f"{key}._target_: no class {target!r}") from None
+    constraints = getattr(cls, "_parameter_constraints", None)
+    if constraints is None:
+        return  # a class that declares nothing: its fit checks (and a failed record says)
+    own = {k: v for k, v in params.items() if k not in _NODE_KEYS}
+    unknown = sorted(set(own) - set(constraints))
+    if unknown:
+        raise ValueError(f"{key}.{unknown[0]} is not a parameter of {name} (its parameters: "
+                         f"{', '.join(sorted(constraints))})")
+    # a nested estimator (CRAFT's up-projection) is checked against its own class
+    nested = {k for k, v in own.items() if isinstance(v, dict) and "_target_" in v}
+    for sub in sorted(nested):
+        check_estimator_node(own[sub], f"{key}.{sub}")
+    _check(constraints, {k: v for k, v in own.items() if k not in nested}, f"{key}.", name)
 
 
 def check_run_config(cfg: DictConfig) -> None:
-    """Raise ValueError naming the key and value for a config no run can use."""
-    _int_at_least(cfg.seed, "seed", 0)
-    if cfg.threads is not None:
-        _int_at_least(cfg.threads, "threads", 1)
-    ds = cfg.dataset
-    for key in ("n_train", "n_test", "n_val"):
-        if key in ds and ds[key] is not None and key != "n_val":
-            _int_at_least(ds[key], f"dataset.{key}", 1)
-    sub = ds.get("subsample") or {}
-    for key in ("n_train", "n_test"):
-        if sub.get(key) is not None:
-            _int_at_least(sub[key], f"dataset.subsample.{key}", 1)
-    if cfg.eval.kernel_error:
-        _int_at_least(cfg.eval.kernel_error_points, "eval.kernel_error_points", 2)
-    _int_at_least(cfg.eval.test_chunk_rows, "eval.test_chunk_rows", 1)
-    _int_at_least(cfg.eval.get("warmup_rows", 0), "eval.warmup_rows", 0)
-    if not isinstance(cfg.eval.get("share_fit", False), bool):
-        raise ValueError(f"eval.share_fit must be true or false, got {cfg.eval.share_fit!r}")
-    if str(cfg.dtype) not in ("float64", "float32"):
-        raise ValueError(f"dtype must be float64 or float32, got {cfg.dtype!r}")
+    """Raise ValueError (one line naming the key, the value and what is allowed) for a bad run config."""
+    values = {}
+    for key in RUN_CONSTRAINTS:
+        if OmegaConf.select(cfg, key, default="__absent__") != "__absent__":
+            values[key] = OmegaConf.select(cfg, key)
+    _check(RUN_CONSTRAINTS, values, "", "the run config")
+    check_estimator_node(cfg.get("method"), "method")
+    check_estimator_node(cfg.get("model"), "model")

@@ -9,9 +9,17 @@ from sklearn.metrics import pairwise_distances_argmin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfrepro.features._base import check_positive_int
+from rfrepro.features._base import (
+    NONNEGATIVE_REAL,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    RANDOM_STATE,
+    SIGMA,
+    check_positive_int,
+    options,
+)
 from rfrepro.kernels import kernel_matrix
-from rfrepro.models._task import TaskMixin
+from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.kernel_ridge import check_memory_budget, kernel_scores, solve_kernel_ridge
 from rfrepro.models.ridge import _check_lam
 
@@ -71,6 +79,11 @@ class BlockDiag(TaskMixin, BaseEstimator):
     """
 
     recorded_attributes = ("n_blocks_", "kernel_bytes_")
+
+    _parameter_constraints: dict = {"block_size": POSITIVE_INT, "lam": NONNEGATIVE_REAL, "kernel": options(["gaussian", "laplacian"]),
+        "sigma": SIGMA, "task": options(TASKS), "fit_intercept": ["boolean"], "max_memory_gb": [None, *POSITIVE_REAL],
+        "random_state": RANDOM_STATE, "kmeans_init": options(["k-means++", "random"]),
+        "kmeans_max_iter": POSITIVE_INT}
 
     def __init__(self, block_size: int = 100, *, lam: float = 0.01, kernel: str = "laplacian",
                  sigma: float = 1.0, task: str = "regression", fit_intercept: bool = True,

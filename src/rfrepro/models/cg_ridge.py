@@ -10,8 +10,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from rfrepro.features._base import check_positive_int
-from rfrepro.models._task import TaskMixin
+from rfrepro.features._base import (
+    NONNEGATIVE_REAL,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    check_positive_int,
+    options,
+)
+from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.ridge import _check_lam
 
 
@@ -276,6 +282,9 @@ class CGRidge(TaskMixin, BaseEstimator):
     """
 
     recorded_attributes = ("n_iter_", "converged_")
+
+    _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "task": options(TASKS), "tol": POSITIVE_REAL, "maxiter": POSITIVE_INT,
+        "fit_intercept": ["boolean"]}
 
     def __init__(self, lam: float = 0.01, *, task: str = "regression", tol: float = 1e-3,
                  maxiter: int = 1000, fit_intercept: bool = True):

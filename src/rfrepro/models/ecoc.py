@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfrepro.features._base import NONNEGATIVE_REAL, POSITIVE_INT, RANDOM_STATE, options
 from rfrepro.models.ridge import _check_lam
 
 CODES = ("random", "one_hot")
@@ -91,6 +92,9 @@ class ECOCLeastSquares(ClassifierMixin, BaseEstimator):
 
     #: nothing to record beyond the config
     recorded_attributes = ()
+
+    _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "codes": [*options(CODES), "array-like"],
+        "code_length": [None, *POSITIVE_INT], "random_state": RANDOM_STATE}
 
     def __init__(self, lam: float = 1e-3, *, codes="random", code_length: int | None = None, random_state=None):
         self.lam = lam

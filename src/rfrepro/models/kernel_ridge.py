@@ -7,8 +7,9 @@ from scipy.linalg import cho_factor, cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfrepro.features._base import NONNEGATIVE_REAL, POSITIVE_REAL, SIGMA, options
 from rfrepro.kernels import KERNELS, kernel_matrix
-from rfrepro.models._task import TaskMixin
+from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.ridge import _check_lam
 
 #: kernel values formed at a time when predicting (rows x training rows), 128 MiB in float64
@@ -90,6 +91,9 @@ class ExactKernelRidge(TaskMixin, BaseEstimator):
     """
 
     recorded_attributes = ("kernel_bytes_",)
+
+    _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "kernel": options(["gaussian", "laplacian"]), "sigma": SIGMA,
+        "task": options(TASKS), "fit_intercept": ["boolean"], "max_memory_gb": [None, *POSITIVE_REAL]}
 
     def __init__(self, lam: float = 0.01, *, kernel: str = "laplacian", sigma: float = 1.0,
                  task: str = "regression", fit_intercept: bool = True, max_memory_gb: float | None = 4.0):

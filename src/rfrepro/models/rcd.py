@@ -26,8 +26,14 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfrepro.features._base import check_positive_int
-from rfrepro.models._task import TaskMixin
+from rfrepro.features._base import (
+    NONNEGATIVE_REAL,
+    POSITIVE_INT,
+    RANDOM_STATE,
+    check_positive_int,
+    options,
+)
+from rfrepro.models._task import TASKS, TaskMixin
 
 LOSSES = ("squared", "squared_hinge")
 
@@ -173,6 +179,9 @@ class ParallelRCD(TaskMixin, BaseEstimator):
     """
 
     recorded_attributes = ("n_iter_", "converged_", "objective_", "nonzero_fraction_")
+
+    _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "loss": options(LOSSES), "task": options(TASKS),
+        "n_threads": POSITIVE_INT, "tol": NONNEGATIVE_REAL, "max_epochs": POSITIVE_INT, "random_state": RANDOM_STATE}
 
     def __init__(self, lam: float = 1e-3, *, loss: str = "squared", task: str = "regression",
                  n_threads: int = 1, tol: float = 1e-6, max_epochs: int = 1000, random_state=None):
