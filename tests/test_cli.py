@@ -57,3 +57,20 @@ def test_report_without_runs(tmp_path):
     # every study is listed, each saying it has not run
     assert "sun2018/fig1" in text and "Not run yet" in text
     assert "## What reproduced" in text.split("## Contents")[0]
+
+
+def test_help_says_what_the_command_does_and_lists_user_facing_configs(tmp_path):
+    proc = _run(["-m", "rfrepro", "--help"], tmp_path)
+    assert proc.returncode == 0
+    out = proc.stdout
+    assert out.startswith("usage: python -m rfrepro") and "powered by Hydra" not in out
+    assert "python -m rfrepro.reproduce" in out and "Exit status: 0" in out and "2 bad input" in out
+    assert "sun2018/fig1" in out and "rks_cos" in out and "_base" not in out and "_arms" not in out
+
+
+def test_an_ad_hoc_run_prints_where_its_record_went(tmp_path):
+    proc = _run(["-m", "rfrepro", "dataset.n_train=200", "dataset.n_test=300"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("[ok] adhoc/run"))
+    record = Path(line.split("(record: ")[1].rstrip(")"))
+    assert record.parent == tmp_path / "runs" / "adhoc-run" and json.loads(record.read_text())["status"] == "ok"

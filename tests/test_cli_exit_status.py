@@ -112,7 +112,7 @@ def _job(status=None, bad=None, n=0):
 
 
 def test_multirun_exit_status_rules(capsys):
-    from rfrepro.harness.cli import multirun_summary
+    from rfrepro.harness.multirun import multirun_summary
 
     assert multirun_summary([_job("ok"), _job("ok", n=1)], expected=2) == EXIT_OK
     assert "x/y: 2 runs: 2 ok" in capsys.readouterr().out

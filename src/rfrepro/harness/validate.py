@@ -121,3 +121,70 @@ def check_run_config(cfg: DictConfig) -> None:
     _check(RUN_CONSTRAINTS, values, "", "the run config")
     check_estimator_node(cfg.get("method"), "method")
     check_estimator_node(cfg.get("model"), "model")
+
+
+def _is_hydra_key(override: str) -> bool:
+    key = override.lstrip("+~").split("=", 1)[0]
+    return key == "hydra" or key.startswith(("hydra.", "hydra/"))
+
+
+def _parses(parser, override: str) -> bool:
+    try:
+        parser.parse_override(override)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def check_command(args: list[str], multirun: bool) -> list[str]:
+    """One line per problem with the command's input, found before anything runs ([] when fine).
+
+    Composes and checks the config of every job of the command (a multirun's
+    sweep expanded as Hydra's basic sweeper does) and probes each results
+    folder. A command with Hydra's own flags (``--cfg``, ``--help``, ``-cn``...)
+    is left to Hydra.
+    """
+    from rfrepro.harness.config import compose, compose_cached, compose_message
+    from rfrepro.harness.reproduce import check_writable
+
+    if any(a.startswith("-") and a not in ("-m", "--multirun") for a in args):
+        return []
+    overrides = [a for a in args if not a.startswith("-") and not _is_hydra_key(a)]
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    try:
+        parsed = [parser.parse_override(o) for o in overrides]
+    except Exception as exc:  # noqa: BLE001 - one override Hydra cannot read
+        bad = next((o for o in overrides if not _parses(parser, o)), " ".join(overrides))
+        return [f"cannot read the override {bad!r}: {compose_message(exc).split(' See https')[0]}"]
+    swept = [o for o in parsed if o.is_sweep_override()]
+    if swept and not multirun:
+        return [f"{o.input_line} gives several values: add -m (multirun) to run one job per value, "
+                f"or quote it (key='a,b') for one string" for o in swept]
+    try:
+        jobs = BasicSweeper.split_arguments(parsed, None)[0] if multirun else [overrides]
+    except Exception:  # noqa: BLE001 - a sweep form only Hydra can expand: Hydra checks it
+        return []
+    swept_keys = {o.get_key_element() for o in swept}
+    problems, roots = [], {}
+    for job in jobs:
+        try:
+            try:
+                cfg = compose_cached(job)
+                root = str(cfg.paths.results)
+            except Exception:  # noqa: BLE001 - Hydra's compose says it best (or accepts what we did not)
+                cfg = compose(job)
+                root = str(cfg.paths.results)
+            check_run_config(cfg)
+            roots.setdefault(root, None)
+        except Exception as exc:  # noqa: BLE001 - bad input: one line per run, nothing runs
+            point = " ".join(o for o in job if o.split("=", 1)[0] in swept_keys)
+            problems.append(f"bad config: {compose_message(exc)}" + (f" (in the run {point})" if point else ""))
+    for root in roots:
+        try:
+            check_writable(root)
+        except ValueError as exc:
+            problems.append(str(exc))
+    return problems
