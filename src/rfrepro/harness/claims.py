@@ -45,7 +45,13 @@ import pandas as pd
 from scipy import stats
 
 PASS, FAIL, INCONCLUSIVE, NOT_RUN = "pass", "fail", "inconclusive", "not-run"
-VERDICTS = (PASS, FAIL, INCONCLUSIVE, NOT_RUN)
+#: a claim about the paper's printed numbers measured on other data than the paper's: never a fail
+NOT_COMPARABLE = "not-comparable"
+VERDICTS = (PASS, FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN)
+#: what a claim was judged on: the paper's own data and preprocessing, a named substitute, or generated data
+DATA_KINDS = ("same", "substitute", "generated")
+#: what a fail says: our evidence against the paper, or a limit of our run (with what would settle it)
+FAIL_KINDS = ("disagreement", "limitation")
 SIDES = ("greater", "less", "within")
 CLAIM_KEYS = (
     "id", "paper_text", "statistic", "estimate", "ci_low", "ci_high", "n_seeds", "interval",
@@ -275,6 +281,30 @@ def not_run(cid: str, *, paper_text: str, statistic: str, reason: str, threshold
     }
 
 
+def with_data(claim: dict, kind: str, note: str = "") -> dict:
+    """Mark ``claim`` with the data it was judged on (``kind`` one of :data:`DATA_KINDS`)."""
+    if kind not in DATA_KINDS:
+        raise ValueError(f"data kind {kind!r}; valid: {DATA_KINDS}")
+    claim["data"] = {"kind": kind, "note": note}
+    return claim
+
+
+def not_comparable(claim: dict, reason: str) -> dict:
+    """A claim about the paper's printed numbers judged on substitute data: ``not-comparable``, never fail.
+
+    The measured interval stays in the claim (a reader can still compare); only
+    the verdict says that the comparison would not be a test of the paper.
+
+    >>> c = with_data({"id": "C1", "verdict": "fail", "reason": "D* 500 vs 105"}, "substitute", "d = 104 vs 44")
+    >>> not_comparable(c, "the paper's adult has d = 44")["verdict"]
+    'not-comparable'
+    """
+    claim["measured_verdict"] = claim.get("verdict")
+    claim["verdict"] = NOT_COMPARABLE
+    claim["reason"] = f"{reason}; measured: {claim.get('reason') or claim['measured_verdict']}"
+    return claim
+
+
 def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
     """Raise ValueError when a claim lacks a key of ``CLAIM_KEYS`` or has an unknown verdict."""
     ids = [c.get("id") for c in claims]
@@ -287,5 +317,10 @@ def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
             raise ValueError(f"{where}: claim {c.get('id')!r} lacks {missing}")
         if c["verdict"] not in VERDICTS:
             raise ValueError(f"{where}: claim {c['id']!r} has verdict {c['verdict']!r}; valid: {VERDICTS}")
+        data = c.get("data")
+        if data is not None and (not isinstance(data, dict) or data.get("kind") not in DATA_KINDS):
+            raise ValueError(f"{where}: claim {c['id']!r} has data {data!r}; kind must be one of {DATA_KINDS}")
+        if c.get("fail_kind") is not None and c["fail_kind"] not in FAIL_KINDS:
+            raise ValueError(f"{where}: claim {c['id']!r} has fail_kind {c['fail_kind']!r}; valid: {FAIL_KINDS}")
     return claims
 

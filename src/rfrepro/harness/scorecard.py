@@ -22,13 +22,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfrepro.harness.claims import FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN, PASS
 from rfrepro.harness.config import options
 from rfrepro.harness.plan import load_plan
 from rfrepro.layout import ResultsLayout, project_root, study_slug
 from rfrepro.runner.store import FINISHED, RecordStore
 
-#: verdicts in the order a scorecard counts them (see rfrepro.harness.claims)
-VERDICT_ORDER = ("pass", "fail", "inconclusive", "not-comparable", "not-run")
+#: verdicts in the order a scorecard counts them (their owner: rfrepro.harness.claims)
+VERDICT_ORDER = (PASS, FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN)
 #: the study of ``python -m rfrepro`` runs outside any experiment (conf/config.yaml ``study:``)
 ADHOC_STUDY = "adhoc/run"
 
