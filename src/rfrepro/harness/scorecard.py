@@ -4,7 +4,7 @@ Read from the folder alone (saved plans, status, claims, tables, figures,
 summaries, records): nothing here composes a config, fingerprints or fetches
 data. A study with no saved plan is "not run yet".
 
->>> p = Paper("x2020", "X (2020)", [Study("x2020/fig1", "x2020-fig1", "Fig. 1", planned=True,
+>>> p = Paper("x2020", "X (2020)", [Study("x2020/fig1", "x2020-fig1", "Fig. 1", planned=True, status={"n": 2},
 ...     claims=[{"id": "C1", "verdict": "pass"}, {"id": "C2", "verdict": "fail", "fail_kind": "disagreement"}])])
 >>> p.counts["pass"], p.counts["fail"], p.counts["not-comparable"]
 (1, 1, 0)
