@@ -6,8 +6,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments.sun2018.common import LABELS
-from rfrepro.harness.claims import judge, loglog_slope, mean_interval, not_run
+from experiments.sun2018.common import DATA, LABELS
+from rfrepro.harness.claims import judge, loglog_slope, mean_interval, not_run, with_data
 from rfrepro.harness.plots import STYLE, finished, not_run_panel
 
 ARMS = ("rfsvm_unif", "rfsvm_opt")
@@ -128,7 +128,7 @@ def summary(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def claims(table: pd.DataFrame) -> list[dict]:
+def _claims(table: pd.DataFrame) -> list[dict]:
     sel = selected(table)
     out = []
     for arm in ARMS:
@@ -164,3 +164,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
                      measured={"opt_minus_unif_by_m": {int(m): float(v)
                                                        for m, v in diff.groupby(level="m").mean().items()}}))
     return out
+
+
+def claims(table: pd.DataFrame) -> list[dict]:
+    return [with_data(c, *DATA) for c in _claims(table)]
