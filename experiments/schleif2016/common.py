@@ -107,6 +107,16 @@ def data_note(name: str) -> str:
     return "same"
 
 
+def claim_data(name: str) -> dict:
+    """The ``data`` block of a claim judged on dataset ``name``: kind (same / substitute / generated) and note."""
+    if name in DATA_DIFFERS:
+        return {"kind": "substitute", "note": f"{DATASETS[name]}: {DATA_DIFFERS[name]}"}
+    if name == "checkerboard":
+        return {"kind": "generated", "note": f"{DATASETS[name]}: {READING[name]}"}
+    note = f"{DATASETS[name]}: the paper's data" + (f" ({READING[name]})" if name in READING else "")
+    return {"kind": "same", "note": note}
+
+
 def column(table: pd.DataFrame) -> pd.Series:
     """The Table 1 column of each run (NaN for runs of no column, e.g. the selection-cost arm)."""
     if table.empty or "method.name" not in table or "model.name" not in table:
@@ -222,6 +232,40 @@ def selection_cost(table: pd.DataFrame) -> pd.DataFrame:
             .agg(fit_s=("timings.fit_s", "median"), reps=("seed", "count"),
                  D_star=(freq, "mean"))
             .reset_index().rename(columns={"dataset.n_train": "n"}).sort_values("n"))
+
+
+#: The ``dstar_sigma`` arm's factors on the study's sigma; factor 1 is the small arms' selection.
+SIGMA_FACTORS = (0.5, 1.0, 2.0)
+
+
+def dstar_by_sigma(table: pd.DataFrame) -> pd.DataFrame:
+    """D* per (dataset, sigma factor): mean, 95% t interval over folds, folds, mean sigma.
+
+    Factor 1 is the selection the small Table 1 arms made (one per fold,
+    shared by SVM and LS); 0.5 and 2 are the ``dstar_sigma`` arm's runs, on the
+    same folds and seeds at that multiple of the study's sigma.
+    """
+    cols = ["dataset", "factor", "d_star", "d_star_lo", "d_star_hi", "folds", "sigma", "D"]
+    t = finished(table)
+    if t.empty or "arm" not in t or "method.name" not in t:
+        return pd.DataFrame(columns=cols)
+    t = t[t["method.name"] == "rff_selection"].copy()
+    scale = t["kernel.sigma_scale"].astype(float) if "kernel.sigma_scale" in t else pd.Series(np.nan, t.index)
+    t["factor"] = np.where(t["arm"] == "dstar_sigma", scale, 1.0)
+    t = t[(t["arm"] == "dstar_sigma") | column(t).isin(("svm_small", "ls_small"))]
+    t = t[t["factor"].isin(SIGMA_FACTORS)]
+    if t.empty or "fitted.n_selected" not in t:
+        return pd.DataFrame(columns=cols)
+    per_fold = (t.groupby(["dataset.name", "factor", "seed"])
+                .agg(d_star=("fitted.n_selected", "mean"), sigma=("kernel.sigma", "mean"),
+                     D=("method.max_components", "first")).reset_index())
+    rows = []
+    for (name, factor), grp in per_fold.groupby(["dataset.name", "factor"]):
+        est, lo, hi, n = mean_interval(grp["d_star"].astype(float))
+        rows.append({"dataset": name, "factor": float(factor), "d_star": est, "d_star_lo": lo,
+                     "d_star_hi": hi, "folds": n, "sigma": float(grp["sigma"].mean()),
+                     "D": float(grp["D"].iloc[0])})
+    return pd.DataFrame(rows, columns=cols)
 
 
 def fold_values(table: pd.DataFrame, dataset: str, arm: str, col: str) -> pd.Series:

@@ -238,3 +238,49 @@ def test_fig5_arms_of_a_dataset_with_its_own_seeds_count_as_the_method():
     assert {k: (v["verdict"], v["estimate"]) for k, v in a.items()} == \
         {k: (v["verdict"], v["estimate"]) for k, v in b.items()}
     assert "| RandBin | 16 |" in fig5.summary(renamed) and "rb_mnist" not in fig5.summary(renamed)
+
+
+# ----------------------------------------------------------------------------- the side-by-side table
+
+table1 = study_module("wu2016/table1")
+
+
+def _sizes_row(name: str, task: str, classes, d: int, n: int, m: int, sigma: float, rule) -> dict:
+    return {"status": "ok", "arm": "sizes", "dataset.name": name, "seed": 0, "dataset.task": task,
+            "dataset.n_classes": classes, "dataset.d": d, "dataset.n_train": n, "dataset.n_test": m,
+            "kernel.sigma": sigma, "kernel.sigma_rule": rule}
+
+
+def test_table1_every_printed_number_beside_ours():
+    t = pd.DataFrame([_sizes_row("cadata", "regression", np.nan, 8, 16512, 4128, 0.56, 0.56),
+                      _sizes_row("mnist", "multiclass", 10, 784, 60000, 10000, 130.2, "median"),
+                      _unavailable("covtype")])
+    text = table1.summary(t)
+    rows = {tuple(c.strip() for c in x.split("|")[1:3]): [c.strip() for c in x.split("|")[3:-1]]
+            for x in text.splitlines() if x.startswith("| ")}
+    assert rows[("cadata (cadata)", "classes C")] == ["1", "1", "+0"]           # regression counts as 1
+    assert rows[("mnist (mnist)", "features d")] == ["780", "784", "+4"]
+    assert rows[("covtype (covtype)", "training rows N")] == ["464,809", "not run: data unavailable", ""]
+    assert rows[("susy (susy)", "test rows M")][1] == "not run: not in this sweep"
+    # Fig. 4: the paper's sigma where it prints one, ours and how it was set
+    assert rows[("cadata (cadata)", "0.56")] == ["0.56", "the paper's value"]
+    assert rows[("mnist (mnist)", "not printed")][0] == "130"
+    assert rows[("mnist (mnist)", "not printed")][1].startswith("the median rule")
+    assert rows[("letter (letter_tr)", "0.28")][0] == "not run: not in this sweep"
+    # every Table 1 number has its line: 10 configs x 4 numbers
+    assert sum(k[1] in ("classes C", "features d", "training rows N", "test rows M") for k in rows) == 40
+    assert "shape rules nnz(Z) = N R, R <= D <= N R: holds" in text
+    assert table1.claims(t) == []
+    fig = table1.figure(t)
+    assert len(fig.axes) == 2 and len(fig.axes[1].patches) == 2       # cadata: paper and ours
+
+
+def test_table1_fig2_example_follows_the_shape_rules():
+    """Fig. 2: N = 200, R = 10 give nnz(Z) = 2000 (one bin per grid and row) and R <= D <= N R."""
+    ex = table1.fig2_example()
+    assert (ex["N"], ex["R"], ex["nnz"], ex["row_nnz"]) == (200, 10, 2000, (10, 10))
+    assert 10 <= ex["D"] <= 2000
+    # the rules hold whatever the data: 2-d rows give another D, the same nnz
+    other = table1.fig2_example(d=2, seed=1)
+    assert other["nnz"] == 2000 and other["row_nnz"] == (10, 10) and 10 <= other["D"] <= 2000
+    assert table1.PAPER_TABLE1["susy"] == (2, 18, 4_000_000, 1_000_000)

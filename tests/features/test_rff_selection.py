@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 from sklearn.svm import LinearSVC
+from threadpoolctl import threadpool_limits
 
 from rfrepro.data.synthetic import checkerboard
 from rfrepro.features.rff_selection import RFFSelection
@@ -246,3 +247,66 @@ def test_fit_never_allocates_n_by_n():
     assert sel.n_selected_ > 0
     assert peak < 10 * n * (m + chunk) * 8  # measured: 32 MB, 3.3 n (m + chunk) float64
     assert peak < n * n * 8 / 50
+
+
+# ---------------------------------------------------------------- why the raw rule stops (or not)
+# Schleif et al.'s adult row: our selection keeps all D_max = 500 frequencies on every fold
+# (the paper: 105). The two tests below separate the candidate causes on generated data.
+
+
+def _gauss(n: int, d: int) -> np.ndarray:
+    # one draw per d: the n = 500 rows are the first 500 of the n = 2000 rows
+    return np.random.RandomState(d).standard_normal((n, d))
+
+
+def _default_rule(X: np.ndarray, seed: int, **params) -> RFFSelection:
+    return RFFSelection(**{"max_components": 200, "chunk_size": 5, "sigma": "median",
+                           "random_state": seed, **params}).fit(X)
+
+
+def _gains(sel: RFFSelection) -> np.ndarray:
+    """E_old - E_new of every try after the first (E_old: the error of the set kept so far)."""
+    trace = sel.error_trace_
+    kept = np.maximum.accumulate(np.where(trace["accepted"], np.arange(len(trace)), 0))
+    return trace["error"][kept[:-1]] - trace["error"][1:]
+
+
+def test_raw_error_grows_with_n_but_eps_almost_never_decides():
+    """The raw ||NyK^ - NyK||_F and a chunk's gain grow linearly in n; eps = 1e-3 decides ~no try.
+
+    So a fixed eps being 'always beaten on many rows' is not why a selection
+    runs to D_max: already on 500 rows a chunk's gain is ~500 eps, and the
+    rule is in effect E_new < E_old whatever n.
+    """
+    first, gain, tiny, tries = {}, {}, 0, 0
+    with threadpool_limits(1):
+        for n in (500, 2000):
+            sels = [_default_rule(_gauss(n, 20), seed) for seed in range(3)]
+            g = np.concatenate([_gains(s) for s in sels])
+            tiny += int(((g >= 0) & (g < 1e-3)).sum())
+            tries += g.size
+            first[n] = np.mean([s.error_trace_["error"][0] for s in sels])
+            gain[n] = np.median(g[g > 0])
+    assert np.log(first[2000] / first[500]) / np.log(4) == pytest.approx(1.0, abs=0.15)  # measured 0.96
+    assert 3.0 < gain[2000] / gain[500] < 6.0      # measured: median gain 0.54 -> 2.3
+    assert gain[500] > 100 * 1e-3
+    assert tiny <= 0.01 * tries                    # measured: 1 of 262 tries has 0 <= gain < eps
+
+
+def test_selection_stops_by_chance_rejections_that_high_dimension_makes_rare():
+    """What decides D*: how often a chunk raises the error, set by the data's dimension, not by n.
+
+    On 100-d data every chunk lowers the error (no rejection in 3 x 40 tries),
+    so iter_max = 5 rejections in a row never occur and D* = D_max at 500 rows
+    as at 2000; on 2-d data about half the tries are rejected and the search
+    stops early. Our one-hot, z-scored adult (d = 104) is of the first kind
+    (3-16% of tries rejected), its 6 numeric columns of the second (~45%).
+    """
+    with threadpool_limits(1):   # tiny products: one thread is fastest
+        fits = [(_default_rule(_gauss(n, 100), seed), _default_rule(_gauss(n, 2), seed))
+                for n in (500, 2000) for seed in range(3)]
+    for high, low in fits:
+        assert high.n_selected_ == 200
+        assert (~high.error_trace_["accepted"]).mean() < 0.05     # measured: 0 of 40
+        assert low.n_selected_ <= 100                             # measured: 15-65
+        assert (~low.error_trace_["accepted"]).mean() > 0.3      # measured: 0.43-0.63

@@ -90,6 +90,10 @@ def resolve_hyperparameters(cfg: DictConfig, ds, X, timer: Timer,
     sigma = None
     if cfg.kernel.name in SHIFT_INVARIANT:
         sigma = resolve_bandwidth(X, cfg.kernel.sigma, kernel=cfg.kernel.name, random_state=cfg.seed)
+        # a sensitivity arm runs at a multiple of the bandwidth (of the rule's value on its own rows)
+        if cfg.kernel.get("sigma_scale") is not None:
+            kernel["sigma_scale"] = float(cfg.kernel.sigma_scale)
+            sigma *= kernel["sigma_scale"]
     extra: dict = {}
     cv = cfg.get("cv")
     if cv is not None and cv.get("enabled"):
@@ -115,7 +119,7 @@ def resolve_hyperparameters(cfg: DictConfig, ds, X, timer: Timer,
 def kernel_params(run_cfg: DictConfig) -> dict:
     """Parameters of the exact kernel (every ``kernel.*`` key but the name; no null)."""
     params = {k: v for k, v in OmegaConf.to_container(run_cfg.kernel, resolve=True).items()
-              if k not in ("name", "sigma_rule") and v is not None}
+              if k not in ("name", "sigma_rule", "sigma_scale") and v is not None}
     if run_cfg.kernel.name not in SHIFT_INVARIANT:
         params.pop("sigma", None)
     return params
