@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import (
     validate_parameter_constraints,
 )
 
-from rfrepro.features._base import NONNEGATIVE_INT, POSITIVE_INT, SIGMA
+from rfrepro.features._base import NONNEGATIVE_INT, POSITIVE_INT, POSITIVE_REAL, SIGMA
 
 #: every key of a run config that a run reads directly, and what it may be
 RUN_CONSTRAINTS: dict[str, list] = {
@@ -46,6 +46,7 @@ RUN_CONSTRAINTS: dict[str, list] = {
     "force": ["boolean"],
     "smoke": ["boolean"],
     "kernel.sigma": [None, *SIGMA],
+    "kernel.sigma_scale": [None, *POSITIVE_REAL],
     "dataset.n_train": [None, *POSITIVE_INT],
     "dataset.n_test": [None, *POSITIVE_INT],
     "dataset.subsample.n_train": [None, *POSITIVE_INT],
