@@ -10,7 +10,10 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh, solve
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rfrepro.features._base import NONNEGATIVE_REAL, POSITIVE_INT, RANDOM_STATE
 
 
 def _check_lam(lam: float) -> float:
@@ -94,6 +97,30 @@ def _loo_dual(Z: np.ndarray, T: np.ndarray, grid: np.ndarray) -> tuple[float, np
     return float(grid[best]), Z.T @ (U @ (UtT / (s + grid[best])[:, None]))
 
 
+def _check_grid(lam_grid) -> np.ndarray:
+    """``lam_grid`` as a sorted float array (sorted: a tie, first best kept, goes to the smaller lam)."""
+    grid = np.asarray(lam_grid, dtype=np.float64).ravel()
+    if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+        raise ValueError(f"lam_grid must hold finite numbers > 0, got {lam_grid!r}")
+    return np.sort(grid)
+
+
+def _loo_choose(Z: np.ndarray, T: np.ndarray, lam_grid, rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """(lam, coef) of the least leave-one-out error over ``lam_grid``: the primal or dual route by shape."""
+    grid = _check_grid(lam_grid)
+    # the coefficients at the chosen lam come from the same eigendecomposition: no second solve
+    if Z.shape[0] > Z.shape[1]:
+        return _loo_primal(Z, T, grid, rows=rows)
+    return _loo_dual(Z, T, grid)
+
+
+#: Default grid of ``lam="cv"``: one value per decade. The features' Gram
+#: Z Z^T approximates a kernel with unit diagonal, so its eigenvalues lie
+#: between ~0 and n: 1e-6 is interpolation, 1e3 shrinks all but the leading
+#: few directions.
+LAM_GRID = tuple(10.0**p for p in range(-6, 4))
+
+
 class RidgeRegression(RegressorMixin, BaseEstimator):
     """Ridge regression min_w ||y - Z w||^2 + lam ||w||^2, i.e. KRR with kernel Z Z^T.
 
@@ -106,17 +133,42 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    lam : float
-        Regularisation on the unnormalised squared loss.
+    lam : float or "cv"
+        Regularisation on the unnormalised squared loss. ``"cv"`` picks it
+        from ``lam_grid`` by leave-one-out cross-validation on the training
+        rows (least mean squared leave-one-out residual, summed over the
+        targets; ties to the smaller lam). Every lam shares one
+        eigendecomposition, of Z^T Z when n > D, else of Z Z^T, so the search
+        costs about one eigendecomposition. Features only.
+    lam_grid : sequence of float
+        Candidates for ``lam="cv"`` (all > 0).
     precomputed : bool
         X is a precomputed kernel (as given by ``ExactKernel``).
+
+    Attributes
+    ----------
+    lam_ : float
+        The lam used: ``lam`` itself, or the cross-validated choice.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.RandomState(0)
+    >>> Z = rng.randn(60, 40)
+    >>> y = Z[:, 0] + 0.5 * rng.randn(60)
+    >>> RidgeRegression(lam="cv", lam_grid=[1e-3, 1.0, 10.0, 1e3]).fit(Z, y).lam_
+    10.0
     """
 
-    #: nothing to record beyond the config: lam is given
-    recorded_attributes = ()
+    #: recorded with each run: the lam used (the cross-validated choice with lam='cv')
+    recorded_attributes = ("lam_",)
 
-    def __init__(self, lam: float = 1e-3, *, precomputed: bool = False):
+    _parameter_constraints: dict = {"lam": [*NONNEGATIVE_REAL, StrOptions({"cv"})], "lam_grid": ["array-like"],
+        "precomputed": ["boolean"]}
+
+    def __init__(self, lam: float | str = 1e-3, *, lam_grid=LAM_GRID, precomputed: bool = False):
         self.lam = lam
+        self.lam_grid = lam_grid
         self.precomputed = precomputed
 
     @property
@@ -125,10 +177,19 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True)
-        lam = _check_lam(self.lam)
         Y = np.asarray(y, dtype=np.float64)
         Xd = X.astype(np.float64, copy=False)
         n, D = Xd.shape
+        if isinstance(self.lam, str):
+            if self.lam != "cv":
+                raise ValueError(f"lam must be a number >= 0 or 'cv', got {self.lam!r}")
+            if self.precomputed:
+                raise ValueError("lam='cv' needs features, not a precomputed kernel")
+            T = Y.reshape(n, -1)
+            self.lam_, coef = _loo_choose(Xd, T, self.lam_grid)
+            self.coef_ = coef if Y.ndim == 2 else coef[:, 0]
+            return self
+        lam = self.lam_ = _check_lam(self.lam)
         if self.precomputed:
             if n != D:
                 raise ValueError(f"precomputed kernel must be square at fit, got {X.shape}")
@@ -149,13 +210,6 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
-
-
-#: Default grid of ``lam="cv"``: one value per decade. The features' Gram
-#: Z Z^T approximates a kernel with unit diagonal, so its eigenvalues lie
-#: between ~0 and n: 1e-6 is interpolation, 1e3 shrinks all but the leading
-#: few directions.
-LAM_GRID = tuple(10.0**p for p in range(-6, 4))
 
 
 class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
@@ -209,6 +263,9 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     #: recorded with each run: the lam used (the cross-validated choice with lam='cv')
     recorded_attributes = ("lam_",)
 
+    _parameter_constraints: dict = {"lam": [*NONNEGATIVE_REAL, StrOptions({"cv"})], "lam_grid": ["array-like"],
+        "loo_rows": [None, *POSITIVE_INT], "random_state": RANDOM_STATE, "precomputed": ["boolean"]}
+
     def __init__(self, lam: float | str = 1e-6, *, lam_grid=LAM_GRID, loo_rows: int | None = None,
                  random_state=0, precomputed: bool = False):
         self.lam = lam
@@ -240,20 +297,12 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _fit_loo(self, X, y) -> None:
-        grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
-        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
-            raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
-        # sorted, so that a tie (the first best is kept) goes to the smaller lam
-        grid = np.sort(grid)
         ridge = RidgeRegression()
         T = self._binarizer.transform(y).astype(np.float64)
         Z = np.asarray(X, dtype=np.float64)
-        # the coefficients at lam_ come from the same eigendecomposition: no second solve
-        if X.shape[0] > X.shape[1]:
-            ridge.lam, ridge.coef_ = _loo_primal(Z, T, grid, rows=self._loo_subset(X.shape[0]))
-        else:
-            ridge.lam, ridge.coef_ = _loo_dual(Z, T, grid)
-        self.lam_ = float(ridge.lam)
+        rows = self._loo_subset(X.shape[0]) if X.shape[0] > X.shape[1] else None
+        ridge.lam, ridge.coef_ = _loo_choose(Z, T, self.lam_grid, rows=rows)
+        self.lam_ = ridge.lam_ = float(ridge.lam)
         ridge.n_features_in_ = X.shape[1]
         self.ridge_ = ridge
 

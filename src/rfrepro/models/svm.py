@@ -16,12 +16,19 @@ descent.
 from __future__ import annotations
 
 import hashlib
+import warnings
+from numbers import Integral
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC, LinearSVC
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rfrepro.features._base import POSITIVE_INT, POSITIVE_REAL
 
 #: liblinear's default stopping tolerance; libsvm's is 1e-3.
 LIBLINEAR_TOL = 1e-4
@@ -59,6 +66,17 @@ def _eigenfeatures(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hit
 
 
+#: Default grid of ``LinearSVM(lam="cv")``: one value per decade. With
+#: features whose Gram approximates a unit-diagonal kernel, lam = 1/m is
+#: liblinear's default C = 1; 1e-6 is about C = 100 on 10^4 rows (liblinear's
+#: passes grow with C, so the grid stops there), 0.1 leaves most points
+#: inside the margin.
+SVM_LAM_GRID = tuple(10.0**p for p in range(-6, 0))
+
+#: liblinear passes of each ``lam="cv"`` search fit (scikit-learn's default).
+CV_MAX_ITER = 1000
+
+
 def _liblinear(C: float, loss: str, fit_intercept: bool, intercept_scaling: float, max_iter: int,
                tol: float) -> LinearSVC:
     return LinearSVC(C=C, loss=loss, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
@@ -70,8 +88,21 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    lam, C : float
+    lam, C : float, or lam "cv"
         Exactly one: ``C`` directly, or ``lam`` giving C = 1 / (lam m).
+        ``lam="cv"`` picks lam from ``lam_grid`` by ``cv_folds``-fold
+        stratified cross-validation on the training rows (least mean
+        misclassification rate; ties to the larger lam, the simpler model),
+        then refits on all rows. The search is in lam, not C, so a fold's
+        choice carries over to the full training set (C = 1 / (lam m) for
+        each set's own m). liblinear has no warm start in scikit-learn, so it
+        costs ``cv_folds`` fits per grid value, each of at most
+        ``CV_MAX_ITER`` passes (``cv_unconverged_`` counts those that stop
+        there; the final fit has ``max_iter``).
+    lam_grid : sequence of float
+        Candidates for ``lam="cv"`` (all > 0).
+    cv_folds : int
+        Folds of the ``lam="cv"`` search (shuffled with a fixed seed).
     loss : {"hinge", "squared_hinge"}
         "hinge" for Sun et al. (RFSVM); liblinear's default "squared_hinge"
         for Schleif et al. (C = 1).
@@ -93,15 +124,22 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     ([1, 1, -1, -1], [0.0])
     """
 
-    #: recorded with each run: the C used, liblinear's passes and whether it stopped before max_iter
-    recorded_attributes = ("C_", "n_iter_", "converged_")
+    #: recorded with each run: the C (and lam) used, liblinear's passes and whether it stopped before max_iter
+    recorded_attributes = ("C_", "lam_", "n_iter_", "converged_", "cv_unconverged_")
 
     input_kind = "features"
 
-    def __init__(self, *, lam=None, C=None, loss="hinge", fit_intercept=False, intercept_scaling=1.0,
-                 max_iter=100_000, tol=LIBLINEAR_TOL):
+    _parameter_constraints: dict = {"lam": [None, *POSITIVE_REAL, StrOptions({"cv"})], "C": [None, *POSITIVE_REAL],
+        "lam_grid": ["array-like"], "cv_folds": [Interval(Integral, 2, None, closed="left")],
+        "loss": [StrOptions({"hinge", "squared_hinge"})], "fit_intercept": ["boolean"],
+        "intercept_scaling": POSITIVE_REAL, "max_iter": POSITIVE_INT, "tol": POSITIVE_REAL}
+
+    def __init__(self, *, lam=None, C=None, lam_grid=SVM_LAM_GRID, cv_folds=3, loss="hinge",
+                 fit_intercept=False, intercept_scaling=1.0, max_iter=100_000, tol=LIBLINEAR_TOL):
         self.lam = lam
         self.C = C
+        self.lam_grid = lam_grid
+        self.cv_folds = cv_folds
         self.loss = loss
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -110,7 +148,15 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-        self.C_ = _resolve_C(self.C, self.lam, X.shape[0])
+        lam = self.lam
+        if isinstance(lam, str):
+            if lam != "cv":
+                raise ValueError(f"lam must be a positive number, 'cv' or None, got {lam!r}")
+            if self.C is not None:
+                raise ValueError(f"give exactly one of C and lam (got C={self.C!r}, lam='cv')")
+            lam = self._cv_lam(X, y)
+        self.C_ = _resolve_C(self.C, lam, X.shape[0])
+        self.lam_ = float(lam) if lam is not None else 1.0 / (self.C_ * X.shape[0])
         self.svc_ = _liblinear(self.C_, self.loss, self.fit_intercept, self.intercept_scaling,
                                self.max_iter, self.tol).fit(X, y)
         self.classes_ = self.svc_.classes_
@@ -118,6 +164,31 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         self.converged_ = self.n_iter_ < self.max_iter
         self.intercept_ = np.atleast_1d(self.svc_.intercept_)
         return self
+
+    def _cv_lam(self, X, y) -> float:
+        """The lam of ``lam_grid`` with the least ``cv_folds``-fold misclassification rate."""
+        grid = np.sort(np.asarray(self.lam_grid, dtype=np.float64).ravel())[::-1]
+        if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
+            raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
+        folds = list(StratifiedKFold(int(self.cv_folds), shuffle=True, random_state=0).split(X, y))
+        errors = np.zeros(grid.size)
+        # The smallest lams (C in the thousands on a few hundred rows) need up to
+        # max_iter passes to converge and are the interpolating end of the grid:
+        # their error is measured after at most CV_MAX_ITER passes, and the number
+        # of such unconverged search fits is kept (cv_unconverged_), not warned about.
+        passes = min(int(self.max_iter), CV_MAX_ITER)
+        self.cv_unconverged_ = 0
+        for tr, va in folds:
+            for g, lam in enumerate(grid):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    svc = _liblinear(1.0 / (lam * tr.size), self.loss, self.fit_intercept,
+                                     self.intercept_scaling, passes, self.tol).fit(X[tr], y[tr])
+                self.cv_unconverged_ += int(np.max(svc.n_iter_) >= passes)
+                errors[g] += np.mean(svc.predict(X[va]) != y[va]) / len(folds)
+        # grid in decreasing lam: argmin keeps the first best, the larger lam
+        self.cv_errors_ = dict(zip(grid.tolist(), errors.tolist()))
+        return float(grid[int(np.argmin(errors))])
 
     def decision_function(self, X):
         check_is_fitted(self)
@@ -175,6 +246,9 @@ class KernelSVM(ClassifierMixin, BaseEstimator):
     recorded_attributes = ("C_", "n_iter_", "converged_")
 
     input_kind = "kernel"
+
+    _parameter_constraints: dict = {"lam": [None, *POSITIVE_REAL], "C": [None, *POSITIVE_REAL], "fit_intercept": ["boolean"],
+        "tol": [None, *POSITIVE_REAL], "max_iter": POSITIVE_INT, "cache_size": POSITIVE_REAL}
 
     def __init__(self, *, lam=None, C=None, fit_intercept=False, tol=None, max_iter=100_000, cache_size=500):
         self.lam = lam
