@@ -5,6 +5,7 @@
 #                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster;
 #                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
 #   make smoke                     every experiment in smoke mode
+#   make leaderboard               every map at equal feature budgets, cross-paper claims (SMOKE=1, JOBS=n)
 #   make report                    results/REPORT.md from the records so far (SMOKE=1: results/smoke/)
 #   make reference STUDY=<p>-<i>   run one study at full settings and save its outputs in results/reference/
 #   make list                      the experiments you can reproduce
@@ -19,11 +20,11 @@ SMOKE ?=
 SMOKE_FLAG := $(if $(filter-out 0,$(SMOKE)),--smoke,)
 EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 's|conf/experiment/||' -e 's|\.yaml$$||' | sort)
 
-.PHONY: setup lock demo test test-all smoke report reference list lint bench clean-results help
+.PHONY: setup lock demo test test-all smoke leaderboard report reference list lint bench clean-results help
 .DEFAULT_GOAL := help
 
 help:
-	@sed -n '2,10p' Makefile
+	@sed -n '2,12p' Makefile
 
 # The environment is locked: requirements.lock pins every package (dev tools
 # included) with its sha256 hashes, for CPython 3.11. It is pip-tools' format
@@ -68,6 +69,12 @@ smoke: setup
 	@worst=0; for e in $(EXPERIMENTS); do $(PY) -m rfrepro.reproduce $$e --smoke --jobs $(JOBS); \
 	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done; \
 	  $(PY) -m rfrepro.report --smoke; exit $$worst
+
+# the cross-paper leaderboard: its studies in turn (each resumable), then the report
+LEADERBOARD = $(filter leaderboard/%,$(EXPERIMENTS))
+leaderboard: setup
+	@for e in $(LEADERBOARD); do $(MAKE) --no-print-directory reproduce-$$(echo $$e | tr / -) || exit $$?; done
+	$(PY) -m rfrepro.report $(SMOKE_FLAG)
 
 report: setup
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)

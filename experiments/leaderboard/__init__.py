@@ -1,0 +1,1 @@
+"""Cross-paper leaderboard: every random-feature map of the five papers (and ORF, SORF) at equal feature budgets."""

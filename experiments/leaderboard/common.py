@@ -1,0 +1,269 @@
+"""Shared pieces of the leaderboard studies: budgets, ranks, Pareto fronts, cross-paper claims."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from rfrepro.harness.claims import judge_every, not_run, with_data
+from rfrepro.harness.plots import finished, grid_axes, not_run_panel
+
+KERR = "metrics.kerr_fro"
+ERROR = "metrics.error"
+BUDGET = "budget"
+TIME = "map_train_s"
+LABELS = {
+    "rks_cos": "RKS cos", "rks_cossin": "RKS [cos, sin]", "quasi": "Quasi", "orf": "ORF", "sorf": "SORF",
+    "fastfood": "Fastfood", "nystrom": "Nystrom", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp (CRAFT/RKS)",
+    "rff_selection": "RFF selection", "rff_opt": "leverage RFF",
+}
+#: the generated datasets (the others are the paper's data or a substitute)
+GENERATED = {"checkerboard", "disk_annulus"}
+
+
+def budget(table: pd.DataFrame) -> pd.Series:
+    """The output columns each run is charged for: its D on the leaderboard's axis.
+
+    ``fitted.n_features_out`` (a [cos, sin] map with D / 2 frequencies outputs
+    D columns), except RFF selection, which is given a cap of D / 2
+    frequencies and keeps fewer: it sits at its cap's D so that it is compared
+    with the other maps at the budget it was allowed (it is charged less).
+    """
+    out = table["fitted.n_features_out"].astype(float)
+    if "method.max_components" in table:
+        sel = table["arm"] == "rff_selection"
+        out = out.where(~sel, 2.0 * table["method.max_components"].astype(float))
+    return out
+
+
+def map_train_time(table: pd.DataFrame) -> pd.Series:
+    """Seconds spent fitting the map, featurising the training rows and training the model."""
+    cols = ["timings.fit_s", "timings.transform_train_s", "timings.fit_transform_s", "timings.train_s"]
+    return table.reindex(columns=cols).fillna(0.0).sum(axis=1)
+
+
+def prepare(table: pd.DataFrame) -> pd.DataFrame:
+    """Finished runs with the ``budget`` and ``map_train_s`` columns added."""
+    ok = finished(table).copy()
+    if ok.empty:
+        return ok.assign(**{BUDGET: pd.Series(dtype=float), TIME: pd.Series(dtype=float)})
+    ok[BUDGET] = budget(ok)
+    ok[TIME] = map_train_time(ok)
+    return ok
+
+
+def pareto_front(time: np.ndarray, error: np.ndarray) -> np.ndarray:
+    """Boolean mask of the points no other point beats in both time and error (both minimised).
+
+    A point is dominated when another is no worse in both and strictly better
+    in one; ties in both are all kept.
+    """
+    t, e = np.asarray(time, dtype=float), np.asarray(error, dtype=float)
+    le = (t[None, :] <= t[:, None]) & (e[None, :] <= e[:, None])
+    lt = (t[None, :] < t[:, None]) | (e[None, :] < e[:, None])
+    return ~(le & lt).any(axis=1)
+
+
+def ranks(table: pd.DataFrame, value: str, *, block: tuple[str, ...] = ("dataset.name", BUDGET, "seed"),
+          method: str = "arm") -> pd.DataFrame:
+    """Rank of each method within each block (1 = lowest ``value``; ties share the mean rank).
+
+    Only blocks where every method finished are kept, so each block ranks the same set.
+    """
+    wide = table.pivot_table(index=list(block), columns=method, values=value, aggfunc="mean").dropna()
+    return wide.rank(axis=1, method="average")
+
+
+def rank_table(table: pd.DataFrame, value: str, **kw) -> pd.DataFrame:
+    """Mean rank per method with a 95% bootstrap interval over blocks, and Friedman's test.
+
+    Blocks are (dataset, D, seed); the interval resamples blocks
+    (scipy.stats.bootstrap, percentile, fixed seed). ``attrs`` carries the
+    Friedman statistic and p-value over the same blocks (nan with fewer
+    than three methods or two blocks).
+    """
+    r = ranks(table, value, **kw)
+    rows = []
+    for m in r.columns:
+        x = r[m].to_numpy()
+        if len(x) >= 2 and np.ptp(x) > 0:
+            ci = stats.bootstrap((x,), np.mean, n_resamples=2000, method="percentile",
+                                 random_state=np.random.default_rng(0)).confidence_interval
+            lo, hi = float(ci.low), float(ci.high)
+        else:
+            lo = hi = float(x.mean()) if len(x) else np.nan
+        rows.append({"method": m, "mean_rank": float(x.mean()) if len(x) else np.nan,
+                     "ci_low": lo, "ci_high": hi, "blocks": len(x)})
+    out = pd.DataFrame(rows, columns=["method", "mean_rank", "ci_low", "ci_high", "blocks"])
+    out = out.sort_values("mean_rank").reset_index(drop=True)
+    stat = p = np.nan
+    if r.shape[1] >= 3 and r.shape[0] >= 2:
+        stat, p = stats.friedmanchisquare(*[r[m].to_numpy() for m in r.columns])
+    out.attrs.update(friedman_stat=float(stat), friedman_p=float(p))
+    return out
+
+
+def rank_markdown(table: pd.DataFrame, values: dict[str, str]) -> str:
+    """Markdown rank tables, one per measured quantity (``values``: column -> words)."""
+    ok = prepare(table)
+    parts = []
+    for col, words in values.items():
+        rt = rank_table(ok, col) if len(ok) else pd.DataFrame()
+        if rt.empty or rt["blocks"].max() == 0:
+            parts.append(f"**{words}**: no block where every method finished.")
+            continue
+        lines = [f"**{words}**: mean rank over {int(rt['blocks'].iloc[0])} blocks (dataset x D x seed), "
+                 f"1 = best; 95% bootstrap interval over blocks. Friedman chi2 = "
+                 f"{rt.attrs['friedman_stat']:.3g}, p = {rt.attrs['friedman_p']:.2g}.", "",
+                 "| method | mean rank | 95% interval |", "|---|---|---|"]
+        lines += [f"| {LABELS.get(r.method, r.method)} | {r.mean_rank:.2f} | [{r.ci_low:.2f}, {r.ci_high:.2f}] |"
+                  for r in rt.itertuples()]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def figure(table: pd.DataFrame, title: str):
+    """Per dataset: error against D, and error against map + train time with the Pareto front."""
+    ok = prepare(table)
+    names = sorted(table["dataset.name"].dropna().unique()) if "dataset.name" in table else []
+    panels = [(n, k) for n in names for k in ("kerr_D", "err_D", "err_time")]
+    fig, axes = grid_axes(max(len(panels), 1), ncols=3, size=(4.6, 3.4))
+    for ax, (name, kind) in zip(axes, panels):
+        sub = ok[ok["dataset.name"] == name]
+        if sub.empty:
+            not_run_panel(ax, name, "no finished runs")
+            continue
+        y = KERR if kind == "kerr_D" else ERROR
+        g = sub.groupby(["arm", BUDGET]).agg(y=(y, "mean"), s=(y, "std"), t=(TIME, "mean")).reset_index()
+        for i, (arm, a) in enumerate(g.groupby("arm")):
+            x = a["t"] if kind == "err_time" else a[BUDGET]
+            # more methods than colours: the marker and dash tell the repeated colours apart
+            ax.errorbar(x, a["y"], yerr=a["s"], marker="os^"[i // 10], ms=3, capsize=2, ls="-:"[i // 10 % 2],
+                        label=LABELS.get(arm, arm))
+        if kind == "err_time":
+            front = g[pareto_front(g["t"], g["y"])].sort_values("t")
+            ax.step(front["t"], front["y"], where="post", color="k", lw=1.5, ls="--", label="Pareto front")
+            ax.scatter(front["t"], front["y"], s=60, facecolors="none", edgecolors="k", zorder=5)
+            ax.set_xlabel("map + train time (s)")
+        else:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("output columns D")
+        ax.set_xscale("log") if kind == "err_time" else None
+        ax.set_yscale("log")
+        ax.set_ylabel("relative kernel error (Frobenius)" if kind == "kerr_D" else "test error")
+        ax.set_title(name, fontsize=10)
+        if kind == "err_time":
+            ax.legend(fontsize=6, ncol=2)
+    fig.suptitle(title + " (mean $\\pm$ std over seeds)")
+    fig.tight_layout()
+    return fig
+
+
+#: each paper's central claim: champion arm(s), the compared quantity, threshold and its reason
+CROSS_CLAIMS = {
+    "C1.1": {
+        "champions": ("tefm_g", "tefm_s"), "value": "metrics.kerr_spec", "log": True, "threshold": 2 ** -0.5,
+        "text": ('Chen et al. (2015): "our algorithms incur nearly half of approximation error compared to '
+                 'others" (Sec. 4.1, Fig. 1), re-tested against every other Gaussian map at equal output columns'),
+        "why": ("as in the paper's own C1.1: 'nearly half' = a ratio below the geometric midpoint of 1/2 and 1, "
+                "2^-1/2, in every (dataset, D) cell"),
+    },
+    "C1.4": {
+        "champions": ("tefm_g", "tefm_s"), "value": ERROR, "log": False, "threshold": 0.0,
+        "text": ('Chen et al. (2015): TEFM reaches a given test error with fewer features (Sec. 4.2, Fig. 2), '
+                 'read at equal features: a lower test error'),
+        "why": "'fewer features for the same accuracy' at equal features: a lower test error, a difference below 0",
+    },
+    "C2.2": {
+        "champions": ("rff_selection",), "value": ERROR, "log": False, "threshold": 0.01,
+        "text": ('Schleif et al. (2016): the selected small set D* keeps "almost the same accuracy" (Table 1), '
+                 're-tested against each other map given the full budget D'),
+        "why": "as in the paper's own C2.2: 'almost the same accuracy' = a loss below 1 point (0.01 of error)",
+    },
+    "C3.2": {
+        "champions": ("comp",), "value": KERR, "log": True, "threshold": 1.0,
+        "text": ('Hamid et al. (2014): "CRAFTMaps provide a significant reconstruction improvement" (Sec. 5, '
+                 'Fig. 4); here CRAFT over RKS (Comp), against every other Gaussian map at equal output columns'),
+        "why": "as in the paper's own C3.2: a kernel error below the other map's, a ratio below 1 in every cell",
+    },
+    "C3.3": {
+        "champions": ("comp",), "value": ERROR, "log": False, "threshold": 0.0,
+        "text": 'Hamid et al. (2014): CRAFTMaps improve the classification error at equal E (Sec. 5, Table 2)',
+        "why": "'improve': a lower test error, a difference below 0, in every cell (no margin stated)",
+    },
+    "C4.2": {
+        "champions": ("rff_opt",), "value": ERROR, "log": False, "threshold": 0.0,
+        "text": ('Sun et al. (2018): leverage-weighted ("opt") features perform better than uniform ones '
+                 '(Sec. 5, Fig. 1), re-tested against every other Gaussian map at equal output columns'),
+        "why": "as in the paper's own C4.2: 'performs better' = any gain, a test-error difference below 0",
+    },
+}
+
+
+def data_kind(names) -> tuple[str, str]:
+    """The claim's ``data`` kind: generated when every dataset is, else a substitute for the paper's data."""
+    names = set(names)
+    if names and names <= GENERATED:
+        return "generated", "generated data: " + ", ".join(sorted(names))
+    return "substitute", ("the leaderboard's common setting (" + ", ".join(sorted(names)) +
+                          ", subsampled), not the paper's datasets")
+
+
+def cross_claims(table: pd.DataFrame, claim_ids=tuple(CROSS_CLAIMS)) -> list[dict]:
+    """One claim per (paper claim, champion, challenger): does the claim hold against that method?
+
+    Each (dataset, D) is a cell; the per-seed statistic is the champion's value
+    minus (or, ``log``, the log ratio to) the challenger's at the same
+    dataset, D and seed; judged by :func:`judge_every` (every cell must pass).
+    """
+    ok = prepare(table)
+    arms = sorted(set(ok["arm"])) if len(ok) else sorted(LABELS)
+    kind, note = data_kind(ok["dataset.name"].unique() if len(ok) else table.get("dataset.name", []))
+    out = []
+    for cid, spec in CROSS_CLAIMS.items():
+        if cid not in claim_ids:
+            continue
+        for champ in spec["champions"]:
+            tag = f"X-{cid}" + (f"-{champ}" if len(spec["champions"]) > 1 else "")
+            for other in [a for a in (arms if champ in arms else LABELS) if a not in spec["champions"]]:
+                stat = (f"per seed, in each (dataset, D) cell: {spec['value']} of {LABELS.get(champ, champ)} "
+                        + ("/" if spec["log"] else "-") + f" that of {LABELS.get(other, other)}")
+                common = dict(paper_text=spec["text"], statistic=stat, threshold=spec["threshold"], side="less",
+                              threshold_why=spec["why"])
+                cells = _cells(ok, champ, other, spec["value"], spec["log"]) if len(ok) else {}
+                claim = (judge_every(f"{tag}-vs-{other}", cells, log=spec["log"], **common) if cells
+                         else not_run(f"{tag}-vs-{other}", reason=f"no paired finished runs of {champ} and {other}",
+                                      **common))
+                out.append(with_data(claim, kind, note))
+    return out
+
+
+def claims_markdown(claims: list[dict]) -> str:
+    """The cross-paper claims as one table: claim (rows) x challenger (columns) -> verdict [interval]."""
+    cells: dict[str, dict[str, str]] = {}
+    for c in claims:
+        claim, other = c["id"].rsplit("-vs-", 1)
+        ci = "" if c["ci_low"] is None else f" [{c['ci_low']:.3g}, {c['ci_high']:.3g}]"
+        cells.setdefault(claim, {})[LABELS.get(other, other)] = f"{c['verdict']}{ci}"
+    if not cells:
+        return ""
+    cols = sorted({o for row in cells.values() for o in row})
+    lines = ["**Cross-paper claims** (verdict, and the binding cell's 95% interval: a ratio for C1.1 / C3.2, "
+             "a difference of test errors otherwise):", "",
+             "| claim | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    lines += [f"| {claim} | " + " | ".join(row.get(o, "") for o in cols) + " |" for claim, row in cells.items()]
+    return "\n".join(lines)
+
+
+def _cells(ok: pd.DataFrame, champ: str, other: str, value: str, log: bool) -> dict[str, pd.Series]:
+    cells = {}
+    for (name, D), sub in ok.groupby(["dataset.name", BUDGET]):
+        a = sub[sub["arm"] == champ].groupby("seed")[value].mean()
+        b = sub[sub["arm"] == other].groupby("seed")[value].mean()
+        a, b = a.align(b, join="inner")
+        if a.empty:
+            continue
+        d = np.log(a / b) if log else a - b
+        cells[f"{name}, D={int(D)}"] = d.replace([np.inf, -np.inf], np.nan).dropna()
+    return cells
