@@ -78,18 +78,15 @@ def build_site(root: str | Path, studies: list[str] | None = None) -> Path:
     """Write ``<root>/site/`` (index, one page per paper, ad-hoc runs); return index.html's path."""
     layout = ResultsLayout(root)
     site_dir = layout.site
-    figures = site_dir / "figures"
-    if figures.is_dir():  # a figure of a study since removed must not linger
-        shutil.rmtree(figures)
-    figures.mkdir(parents=True, exist_ok=True)
+    if (site_dir / "figures").is_dir():  # copies an older version made; the pages now link the originals
+        shutil.rmtree(site_dir / "figures")
     papers = collect(layout.root, studies)
     views = {}
     for paper in papers:
         for s in paper.studies:
             view = {"figure": None, "summary_html": None, "svgs": [interval_svg(c) for c in s.claims]}
-            if s.ran and s.figure is not None:
-                shutil.copy2(s.figure, figures / s.figure.name)
-                view["figure"] = f"figures/{s.figure.name}"
+            if s.ran and s.figure is not None:  # the site lives beside figures/ in the results root
+                view["figure"] = f"../figures/{s.figure.name}"
             if s.ran and s.summary:
                 view["summary_html"] = _markdown(s.summary)
             views[s.id] = view
