@@ -89,7 +89,7 @@ class Paper:
         """One line: how many claims held, and each fail with whether it disagrees with the paper."""
         claims = self.claims()
         if not claims:
-            return "no study run yet"
+            return "no study run yet" if not self.n_run else "no claim judged yet (the studies run state none)"
         n = self.counts
         text = f"{n['pass']} of {len(claims)} claims pass"
         fails = [f"{c['id']} ({s.id}" + (f", {c['fail_kind']}" if c.get("fail_kind") else "") + ")"
