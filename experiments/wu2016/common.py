@@ -14,10 +14,25 @@ DATASETS = {
     "cod_rna": "cod_rna", "covtype": "covtype", "susy": "SUSY", "mnist": "mnist", "acoustic": "acoustic",
     "letter_tr": "letter",
 }
-#: Sweep arm -> legend label and style.
-LABELS = {"rb": "RandBin", "rf": "Fourier", "nystrom": "Nystrom", "blockdiag": "BlockDiag", "exact": "Kernel"}
+#: Sweep arm -> legend label and style. Fig. 5 runs BlockDiag in two readings of its R:
+#: the mean block size (``blockdiag_size``) and the number of blocks (``blockdiag_count``).
+LABELS = {"rb": "RandBin", "rf": "Fourier", "nystrom": "Nystrom", "blockdiag": "BlockDiag",
+          "blockdiag_size": "BlockDiag (block size R)", "blockdiag_count": "BlockDiag (R blocks)", "exact": "Kernel"}
 STYLE = {"rb": ("tab:red", "o"), "rf": ("tab:blue", "s"), "nystrom": ("tab:green", "^"),
-         "blockdiag": ("tab:purple", "D"), "exact": ("black", "*")}
+         "blockdiag": ("tab:purple", "D"), "blockdiag_size": ("tab:purple", "D"),
+         "blockdiag_count": ("tab:brown", "v"), "exact": ("black", "*")}
+#: Dataset config name -> (data kind, how it differs from the paper's), for a claim's ``data`` field.
+DATA = {
+    "cadata": ("same", "LIBSVM's cadata, features scaled to [-1, 1] on the training split (the paper does "
+                       "not say how it scaled)"),
+    "ijcnn1_tr": ("same", "LIBSVM's ijcnn1 (35000 training rows, ijcnn1.t as test)"),
+    "ijcnn1_val": ("substitute", "ijcnn1's validation split (14990 rows) for ijcnn1 (35000 training rows)"),
+    "covtype": ("same", "LIBSVM's covtype, features scaled to [-1, 1]"),
+    "susy": ("same", "LIBSVM's SUSY, features scaled to [-1, 1]"),
+    "mnist": ("substitute", "mnist with 784 pixel features / 255 (the paper's has 780)"),
+    "acoustic": ("same", "LIBSVM's acoustic"),
+    "letter_tr": ("same", "LIBSVM's letter (10500 training rows)"),
+}
 ERROR = "metrics.error"          # regression: relative error; classification: 1 - accuracy
 TRAIN_ERROR = "metrics.train_error"
 D = "fitted.n_features_out"

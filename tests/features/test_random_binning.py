@@ -160,3 +160,19 @@ def test_exact_keys_never_alias_a_point_outside_the_training_box():
 @parametrize_with_checks([RandomBinning(n_components=8, random_state=0)])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_cg_memory_of_a_one_valued_z_counts_indices_only(X):
+    # every training value of RB's Z is 1/sqrt(R): CG's products never read the values array, so what the
+    # solver holds of Z is its column indices, its row pointers, the column labels and that one value
+    Z = RandomBinning(n_components=16, sigma=0.5, random_state=0).fit_transform(X)
+    assert np.unique(Z.data).size == 1
+    n, D = Z.shape
+    m = CGRidge(lam=0.01).fit(Z, X[:, 0])
+    indices_only = Z.indices.nbytes + 8 * (n + 1) + 8 * D + 8
+    assert m.operator_bytes_ == indices_only
+    assert m.operator_bytes_ < Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes
+    assert m.solver_bytes_ == indices_only + 4 * 8 * D  # plus CG's four D x 1 blocks
+    # values that differ are read, and counted
+    W = Z.multiply(np.random.RandomState(1).rand(n, 1)).tocsr()
+    assert CGRidge(lam=0.01).fit(W, X[:, 0]).operator_bytes_ == indices_only - 8 + W.data.nbytes

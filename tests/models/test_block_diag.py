@@ -68,6 +68,29 @@ def test_blocks_are_independent_kernel_ridges(data):
     assert np.allclose(m.predict(X[r[:3]]), K[:3] @ coef[:, 0] + y.mean(), atol=1e-10)
 
 
+@pytest.mark.parametrize(("params", "blocks"), [({"block_size": 60}, 4), ({"block_size": 7}, 35),
+                                               ({"block_size": None, "n_blocks": 6}, 6),
+                                               ({"block_size": None, "n_blocks": 240}, 240)])
+def test_both_readings_of_r_give_the_stated_blocks(data, params, blocks):
+    # block size R: ceil(n / R) blocks of R rows on average; R blocks: R blocks of n / R rows on average
+    X, y = data
+    m = BlockDiag(**params, lam=0.1, sigma=0.7, random_state=0).fit(X, y)
+    sizes = [len(r) for r, _ in m.blocks_]
+    assert m.n_blocks_ == len(sizes) == blocks and sum(sizes) == 240
+    assert np.mean(sizes) == pytest.approx(240 / blocks)
+    assert m.kernel_bytes_ == 8 * sum(s**2 for s in sizes)
+    assert m.solver_bytes_ == m.kernel_bytes_ + X.nbytes + 8 * 240
+
+
+@pytest.mark.parametrize(("params", "match"), [({"block_size": 10, "n_blocks": 5}, "exactly one"),
+                                               ({"block_size": None}, "exactly one"),
+                                               ({"block_size": None, "n_blocks": 241}, "exceeds the 240")])
+def test_block_parameters_are_checked(data, params, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        BlockDiag(**params, sigma=0.7).fit(X, y)
+
+
 def test_classification(data):
     X, _ = data
     y = np.where(X[:, 0] + X[:, 1] > 1, 3, 7)

@@ -47,6 +47,16 @@ def test_iteration_cap_is_reported(problem):
     Z, y = problem
     m = CGRidge(lam=1e-6, tol=1e-15, maxiter=3).fit(Z, y)
     assert m.n_iter_ == 3 and not m.converged_
+    # the run record keeps it (fitted.model_converged), so a study can leave unconverged runs out
+    assert {"converged_", "n_iter_", "solver_bytes_"} <= set(CGRidge.recorded_attributes)
+    assert CGRidge(lam=0.1, tol=1e-6, maxiter=1000).fit(Z, y).converged_
+
+
+def test_solver_memory_of_a_dense_z(problem):
+    Z, y = problem
+    Zd = Z.toarray()
+    m = CGRidge(lam=0.1, task="multiclass").fit(Zd, np.arange(120) % 3)
+    assert m.operator_bytes_ == Zd.nbytes and m.solver_bytes_ == Zd.nbytes + 4 * 8 * 40 * 3
 
 
 def test_one_vs_all_classification():

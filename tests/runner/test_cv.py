@@ -98,3 +98,18 @@ def test_a_run_keys_its_choice_by_its_data_fingerprint(monkeypatch, tmp_path):
 
     run_module.resolve_hyperparameters(cfg, _DS(), X, run_module.Timer(), {"sha256": "abc"})
     assert seen and seen[0]["data"] == {"sha256": "abc"}
+
+
+def test_random_binning_holdout_search_finds_an_interior_sigma():
+    # Wu et al.'s rule: RB's validation error at a fixed R, lambda fixed, sigma on 1e-2 .. 1e2 (factors of 1)
+    X, y = _smooth_problem(n=600)
+    cv = {"search": "random_binning", "n_components": 32, "sigma_factors": [0.01, 0.1, 1.0, 10.0, 100.0],
+          "lams": [0.01], "folds": 5, "holdout": True, "max_rows": 600, "seed": 0}
+    res = cross_validate(X, y, "regression", 1.0, cv)
+    assert res["interior"] and res["widened_lam"] == 0 and res["lam"] == 0.01
+    assert 0.1 <= res["sigma"] <= 10.0
+    errs = {g["sigma"]: g["cv_error"] for g in res["grid"]}
+    # both ends are worse than the choice: 0.01 puts every row in its own bin, 100 in one bin
+    assert errs[0.01] > res["cv_error"] + 0.1 and errs[100.0] > res["cv_error"] + 0.1
+    with pytest.raises(ValueError, match="cv.search='svm'"):
+        cross_validate(X, y, "regression", 1.0, {**cv, "search": "svm"})

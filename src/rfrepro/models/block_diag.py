@@ -27,18 +27,23 @@ from rfrepro.models.ridge import _check_lam
 class BlockDiag(TaskMixin, BaseEstimator):
     """Kernel ridge regression on the block-diagonal approximation of K (Stein 2014; Wu et al. 2016).
 
-    The training rows are split into ceil(n / ``block_size``) clusters by
-    k-means; K is approximated by its within-cluster blocks (entries between
-    clusters set to zero), so the ridge problem splits into one dense kernel
-    ridge problem per cluster, solved directly (Cholesky). A new point is
-    predicted by the block of its nearest cluster centre. With ``block_size``
-    = R the kernel entries kept are about n R, the memory of a rank-R
-    factor, which is how Wu et al.'s Fig. 5 puts it on the same axis as R.
+    The training rows are split into clusters by k-means, ceil(n /
+    ``block_size``) of them or ``n_blocks``; K is approximated by its
+    within-cluster blocks (entries between clusters set to zero), so the
+    ridge problem splits into one dense kernel ridge problem per cluster,
+    solved directly (Cholesky). A new point is predicted by the block of its
+    nearest cluster centre. Wu et al.'s Fig. 5 puts BlockDiag on an axis R
+    without saying how its blocks relate to R; the two readings are the two
+    parameters: ``block_size`` = R keeps about n R kernel entries (the memory
+    of a rank-R factor), ``n_blocks`` = R keeps about n^2 / R.
 
     Parameters
     ----------
-    block_size : int
-        Mean number of training rows per block (R).
+    block_size : int or None
+        Mean number of training rows per block: ceil(n / block_size) blocks.
+    n_blocks : int or None
+        Number of blocks (at most n). Exactly one of ``block_size`` and
+        ``n_blocks`` is given.
     lam : float
     kernel : {"gaussian", "laplacian"}
     sigma : float
@@ -61,7 +66,12 @@ class BlockDiag(TaskMixin, BaseEstimator):
     blocks_ : list of (rows ndarray, dual coefficients ndarray)
     n_blocks_ : int
     kernel_bytes_ : int
-        Bytes of all the kernel blocks (sum of squared block sizes x 8): the memory estimate.
+        Bytes of all the kernel blocks (sum of squared block sizes x 8).
+    solver_bytes_ : int
+        What the approximation and the model hold: every kernel block (the
+        block-diagonal K; ``fit`` factors one block at a time, a solver that
+        keeps the factors for reuse holds them all), the training rows kept
+        for prediction and the dual coefficients (float64).
 
     References
     ----------
@@ -78,18 +88,19 @@ class BlockDiag(TaskMixin, BaseEstimator):
     (4, True)
     """
 
-    recorded_attributes = ("n_blocks_", "kernel_bytes_")
+    recorded_attributes = ("n_blocks_", "kernel_bytes_", "solver_bytes_")
 
-    _parameter_constraints: dict = {"block_size": POSITIVE_INT, "lam": NONNEGATIVE_REAL, "kernel": options(["gaussian", "laplacian"]),
+    _parameter_constraints: dict = {"block_size": [None, *POSITIVE_INT], "n_blocks": [None, *POSITIVE_INT], "lam": NONNEGATIVE_REAL, "kernel": options(["gaussian", "laplacian"]),
         "sigma": SIGMA, "task": options(TASKS), "fit_intercept": ["boolean"], "max_memory_gb": [None, *POSITIVE_REAL],
         "random_state": RANDOM_STATE, "kmeans_init": options(["k-means++", "random"]),
         "kmeans_max_iter": POSITIVE_INT}
 
-    def __init__(self, block_size: int = 100, *, lam: float = 0.01, kernel: str = "laplacian",
+    def __init__(self, block_size: int | None = 100, *, n_blocks: int | None = None, lam: float = 0.01, kernel: str = "laplacian",
                  sigma: float = 1.0, task: str = "regression", fit_intercept: bool = True,
                  max_memory_gb: float | None = 4.0, random_state=None, kmeans_init: str = "k-means++",
                  kmeans_max_iter: int = 100):
         self.block_size = block_size
+        self.n_blocks = n_blocks
         self.lam = lam
         self.kernel = kernel
         self.sigma = sigma
@@ -103,14 +114,13 @@ class BlockDiag(TaskMixin, BaseEstimator):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True,
                              y_numeric=not self._is_classifier())
-        size = check_positive_int(self.block_size, "block_size")
         lam = _check_lam(self.lam)
         if self.kernel not in ("gaussian", "laplacian"):
             raise ValueError(f"kernel={self.kernel!r}; valid kernels: gaussian, laplacian")
         X = np.asarray(X, dtype=np.float64)
         T = self._encode(y)
         self.intercept_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1])
-        k = int(np.ceil(X.shape[0] / size))
+        k = self._block_count(X.shape[0])
         seed = check_random_state(self.random_state).randint(2**31 - 1)
         if self.kmeans_init not in ("k-means++", "random"):
             raise ValueError(f"kmeans_init={self.kmeans_init!r}; valid: k-means++, random")
@@ -128,7 +138,20 @@ class BlockDiag(TaskMixin, BaseEstimator):
         self.X_fit_ = X
         self.n_blocks_ = k
         self.kernel_bytes_ = int(8 * np.sum(sizes.astype(np.int64) ** 2))
+        self.solver_bytes_ = self.kernel_bytes_ + int(X.nbytes) + 8 * X.shape[0] * T.shape[1]
         return self
+
+    def _block_count(self, n: int) -> int:
+        """The number of k-means blocks: ceil(n / block_size), or n_blocks (at most n)."""
+        if (self.block_size is None) == (self.n_blocks is None):
+            raise ValueError(f"give exactly one of block_size and n_blocks, got block_size={self.block_size!r}, "
+                             f"n_blocks={self.n_blocks!r}")
+        if self.n_blocks is not None:
+            k = check_positive_int(self.n_blocks, "n_blocks")
+            if k > n:
+                raise ValueError(f"n_blocks={k} exceeds the {n} training rows")
+            return k
+        return int(np.ceil(n / check_positive_int(self.block_size, "block_size")))
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)

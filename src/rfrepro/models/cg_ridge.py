@@ -124,7 +124,7 @@ def normal_operator(Z, lam: float) -> LinearOperator:
     >>> bool(np.allclose(A @ V, Z.T @ (Z @ V) + 0.5 * V)), bool(np.allclose(A @ V[:, 0], (A @ V)[:, 0]))
     (True, True)
     """
-    matmat, label = _gram_products(Z, lam)
+    matmat, label, _ = _gram_products(Z, lam)
     D = Z.shape[1]
     if label is not None:
         local = matmat
@@ -141,20 +141,26 @@ def normal_operator(Z, lam: float) -> LinearOperator:
 
 
 def _gram_products(Z, lam: float):
-    """(matmat, label): V -> Z^T (Z V) + lam V on (D, k) blocks, in the columns' local numbering ``label``.
+    """(matmat, label, nbytes): V -> Z^T (Z V) + lam V on (D, k) blocks, in the columns' local numbering ``label``.
 
     ``label`` is None when the product uses Z's own numbering (dense or CSC Z);
     else V's row j is original column ``argsort(label)[j]`` (see ``_local_layout``).
+    ``nbytes`` is what the product holds of Z: for a one-valued CSR Z its
+    column indices, row pointers and column labels plus that one value (the
+    all-equal values array is never read), else every array of Z.
     """
     if not (sp.issparse(Z) and Z.format == "csr"):
         ZT = Z.T
-        return (lambda V: np.asarray(ZT @ (Z @ V)) + lam * V), None
+        held = (Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes) if sp.issparse(Z) else np.asarray(Z).nbytes
+        return (lambda V: np.asarray(ZT @ (Z @ V)) + lam * V), None, int(held)
     indptr, indices, data, label = _local_layout(Z)
     data = np.asarray(data, dtype=np.float64)
 
     if data.size and bool(np.all(data == data[0])):
         # one value c (random binning's training Z): a stride-0 view, so only the indices stream from memory
         data = np.broadcast_to(data[0], data.shape)
+    values = 8 if data.strides == (0,) else data.nbytes
+    held = int(indptr.nbytes + indices.nbytes + label.nbytes + values)
 
     def matmat(V):
         V = np.ascontiguousarray(V, dtype=np.float64)
@@ -165,7 +171,7 @@ def _gram_products(Z, lam: float):
             _gram_matmat(indptr, indices, data, V, lam, out)
         return out
 
-    return matmat, label
+    return matmat, label, held
 
 
 @numba.njit(cache=True, nogil=True)
@@ -265,6 +271,13 @@ class CGRidge(TaskMixin, BaseEstimator):
         CG iterations, the most over the target columns.
     converged_ : bool
         Every column reached ``tol`` within ``maxiter``.
+    operator_bytes_ : int
+        Bytes of Z as the products read it: for a CSR Z with one stored value
+        (random binning's training features) its indices and row pointers
+        plus that one value; else all of Z's arrays.
+    solver_bytes_ : int
+        ``operator_bytes_`` plus CG's four (D, k) float64 blocks (solution,
+        residual, direction, product): what the solve holds besides the targets.
 
     References
     ----------
@@ -281,7 +294,7 @@ class CGRidge(TaskMixin, BaseEstimator):
     (True, True)
     """
 
-    recorded_attributes = ("n_iter_", "converged_")
+    recorded_attributes = ("n_iter_", "converged_", "operator_bytes_", "solver_bytes_")
 
     _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "task": options(TASKS), "tol": POSITIVE_REAL, "maxiter": POSITIVE_INT,
         "fit_intercept": ["boolean"]}
@@ -310,7 +323,7 @@ class CGRidge(TaskMixin, BaseEstimator):
         with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
             # all target columns at once: one pass over Z per iteration serves every class;
             # CG runs in the products' own column numbering (no permutation per iteration)
-            matmat, label = _gram_products(Z, lam)
+            matmat, label, operator_bytes = _gram_products(Z, lam)
             B = np.asarray(Z.T @ (T - self.intercept_))
             if label is not None:
                 B_local = np.empty_like(B)
@@ -320,6 +333,9 @@ class CGRidge(TaskMixin, BaseEstimator):
             self.coef_ = coef if label is None else np.take(coef, label, axis=0)
         self.n_iter_ = int(iters.max())
         self.converged_ = bool(ok.all())
+        self.operator_bytes_ = operator_bytes
+        # lockstep CG keeps four (D, k) float64 blocks: solution, residual, direction and their product
+        self.solver_bytes_ = operator_bytes + 4 * 8 * int(np.prod(coef.shape))
         return self
 
     def _scores(self, X) -> np.ndarray:

@@ -11,6 +11,15 @@ Enabled by a ``cv`` block in the run config::
       max_rows: 5000                       # CV on at most this many training rows
       seed: 0
       max_widen: 8                         # grid extensions allowed per parameter
+      search: rks                          # or random_binning (below)
+      holdout: false                       # true: score the first of the folds only
+
+``search: random_binning`` scores random binning features (``n_components``
+grids, the Laplacian kernel) with ridge solved by conjugate gradient
+(:class:`~rfrepro.models.CGRidge`, ``tol`` and ``maxiter`` of the block,
+defaults 1e-3 and 1000), as Wu et al. (2016) choose sigma by RB's error.
+``holdout: true`` scores one validation split (the first of the ``folds``
+splits: 1/folds of the rows held out) instead of all of them.
 
 The grid must contain the optimum: while the best sigma factor (or lambda) is
 the smallest or largest value of its grid, the grid is extended by one more
@@ -33,10 +42,10 @@ import numpy as np
 
 from rfrepro.atomic import atomic_write_text
 from rfrepro.data.splits import kfold_splitter
-from rfrepro.features import RandomFourierFeatures
+from rfrepro.features import RandomBinning, RandomFourierFeatures
 from rfrepro.layout import ResultsLayout
 from rfrepro.metrics import prediction_metrics
-from rfrepro.models import LeastSquaresClassifier, RidgeRegression
+from rfrepro.models import CGRidge, LeastSquaresClassifier, RidgeRegression
 from rfrepro.runner.identity import code_version
 
 #: default number of grid extensions per parameter (sigma and lambda each)
@@ -75,7 +84,23 @@ class _Search:
         self.n_components = int(cv.get("n_components", 512))
         self.folds = int(cv.get("folds", 3))
         self.splits = list(kfold_splitter(task, self.folds, 0).split(X, y))
+        if cv.get("holdout"):
+            self.splits = self.splits[:1]
+        self.search = str(cv.get("search", "rks"))
+        if self.search not in ("rks", "random_binning"):
+            raise ValueError(f"cv.search={self.search!r}; valid: rks, random_binning")
+        self.cg = {"tol": float(cv.get("tol", 1e-3)), "maxiter": int(cv.get("maxiter", 1000))}
         self.errors: dict[tuple[float, float], float] = {}
+
+    def _map(self, sigma: float):
+        if self.search == "random_binning":
+            return RandomBinning(self.n_components, sigma=sigma, random_state=0)
+        return RandomFourierFeatures(self.n_components, sigma=sigma, random_state=0)
+
+    def _model(self, lam: float):
+        if self.search == "random_binning":
+            return CGRidge(lam, task=self.task, **self.cg)
+        return RidgeRegression(lam) if self.task == "regression" else LeastSquaresClassifier(lam)
 
     def score(self, factors, lams) -> None:
         """Score every (factor, lam) pair not scored yet (features drawn once per factor and fold)."""
@@ -85,12 +110,12 @@ class _Search:
                 continue
             errs = np.zeros(len(todo))
             for tr, va in self.splits:
-                fmap = RandomFourierFeatures(self.n_components, sigma=factor * self.sigma0, random_state=0)
+                fmap = self._map(factor * self.sigma0)
                 Ztr = fmap.fit_transform(self.X[tr])
                 Zva = fmap.transform(self.X[va])
                 for i, lam in enumerate(todo):
-                    model = RidgeRegression(lam) if self.task == "regression" else LeastSquaresClassifier(lam)
-                    errs[i] += _score(self.task, self.y[va], model.fit(Ztr, self.y[tr]).predict(Zva)) / self.folds
+                    model = self._model(lam).fit(Ztr, self.y[tr])
+                    errs[i] += _score(self.task, self.y[va], model.predict(Zva)) / len(self.splits)
             self.errors.update({(factor, lam): float(e) for lam, e in zip(todo, errs)})
 
     def best(self, factors, lams) -> tuple[float, float]:
