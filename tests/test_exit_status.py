@@ -74,6 +74,18 @@ def test_an_unknown_key_through_reproduce_is_one_line(tmp_path):
                                    "To append to your config use +no_such_key.x=1")
 
 
+def test_a_key_one_arm_lacks_names_that_run_through_reproduce(tmp_path):
+    # Sun's KSVM arm (method=exact) has no n_components: Hydra's one line, the run it failed in
+    proc = _run(["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "method.n_components=5",
+                 f"paths.results={tmp_path / 'out'}"], tmp_path)
+    assert proc.returncode == EXIT_USAGE, proc.stderr[-2000:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: Could not override 'method.n_components'. To append to your config use "
+                           "+method.n_components=5 (in the run ")
+    assert "method=exact" in line and "arm=ksvm" in line and "paths.results" not in line
+    assert not list((tmp_path / "out").rglob("*.json"))
+
+
 def test_default_run_is_a_classifier_on_classification_data(tmp_path):
     proc = _run(["-m", "rfrepro", "dataset.n_train=300", "dataset.n_test=2000"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]

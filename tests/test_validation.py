@@ -34,6 +34,33 @@ def test_every_arm_of_every_study_passes(study):
         check_run_config(compose_cached(job.overrides))
 
 
+#: the kernel a feature map needs when the default (Gaussian) is not one it approximates
+_KERNEL_FOR = {"random_binning": ["kernel.name=laplacian"],
+               **{m: ["kernel.name=polynomial", "+kernel.degree=2", "+kernel.offset=1.0"]
+                  for m in ("craft_rm", "craft_ts", "random_maclaurin", "tensor_sketch")}}
+
+
+@pytest.mark.parametrize("method", options("method"))
+def test_every_method_config_passes_with_its_defaults(method):
+    # with the default model (lam: cv, the ad-hoc default) and with a fixed lambda
+    for model in ([], ["model=krr", "model.lam=0.5"]):
+        check_run_config(compose([f"method={method}", *_KERNEL_FOR.get(method, []), *model]))
+
+
+@pytest.mark.parametrize("model", options("model"))
+def test_every_model_config_passes_with_its_defaults(model):
+    check_run_config(compose([f"model={model}"]))
+
+
+@pytest.mark.parametrize("model, mu", [(["model=krr", "model.lam=0.5"], 0.5), ([], 1e-3)])
+def test_leverage_mu_is_lambda_unless_lambda_is_chosen_by_cv(model, mu):
+    # Sun et al.'s code sets mu = lambda; with lam: cv there is none yet: LeverageRFF's default
+    from rfrepro.features.leverage import LeverageRFF
+
+    assert LeverageRFF().mu == 1e-3
+    assert compose(["method=rff_opt", *model]).method.mu == mu
+
+
 @pytest.mark.parametrize("overrides, message", [
     (["seed=-1"], "seed must be an int in the range [0, inf), got -1"),
     (["threads=0"], "threads must be None or an int in the range [1, inf), got 0"),
@@ -47,6 +74,10 @@ def test_every_arm_of_every_study_passes(study):
     (["model.C=0"], "model.C must be None or a float in the range (0.0, inf), got 0"),
     (["method=craft_rm", "+kernel.degree=0", "+kernel.offset=1.0"],
      "method.up.degree must be an int in the range [1, inf), got 0"),
+    (["method=tensor_sketch"], "method: Interpolation key 'kernel.degree' not found (does the kernel suit"),
+    (["method=random_binning"], "method.kernel must be a str among {'laplacian'}, got 'gaussian'"),
+    (["eval.kernel_error_points=1"], "eval.kernel_error_points must be an int in the range [2, inf), got 1"),
+    (["++kernel.sigma_scale=0"], "kernel.sigma_scale must be None or a float in the range (0.0, inf), got 0"),
 ])
 def test_a_bad_value_names_its_key_and_what_is_allowed(overrides, message):
     with pytest.raises(ValueError) as err:

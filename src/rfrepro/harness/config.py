@@ -14,6 +14,12 @@ from rfrepro.layout import conf_dir, project_root  # noqa: F401 - re-exported fo
 OmegaConf.register_new_resolver(
     "ceil_c_ln2", lambda m, c: max(1, math.ceil(float(c) * math.log(float(m)) ** 2)), replace=True
 )
+# A value that defaults to the model's lambda (the leverage-score sampler's mu, as in Sun et
+# al.'s code) has none to take when lambda is chosen by CV (model.lam: cv, the ad-hoc default):
+# it then takes the given fallback instead of the string "cv".
+OmegaConf.register_new_resolver(
+    "unless_cv", lambda value, fallback: fallback if value == "cv" else value, replace=True
+)
 
 #: Config groups whose option names are checked before composing.
 GROUPS = ("dataset", "method", "model", "experiment")
@@ -103,5 +109,9 @@ def compose_cached(overrides: list[str]):
     for ov in OverridesParser.create().parse_overrides([o for o in overrides if not is_group(o)]):
         if ov.is_delete() or ov.is_sweep_override():
             return compose(overrides)  # rare forms: let Hydra handle them
-        OmegaConf.update(cfg, ov.key_or_group, ov.value(), merge=True, force_add=ov.is_force_add() or ov.is_add())
+        try:
+            OmegaConf.update(cfg, ov.key_or_group, ov.value(), merge=True,
+                             force_add=ov.is_force_add() or ov.is_add())
+        except Exception:  # noqa: BLE001 - e.g. a key the config lacks: Hydra's compose says it best
+            return compose(overrides)
     return cfg

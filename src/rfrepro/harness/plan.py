@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rfrepro.harness.config import compose_cached
+from rfrepro.harness.config import compose_cached, compose_message
 from rfrepro.harness.grid import Job, _fmt, _sweep_spec, expand
 from rfrepro.harness.validate import check_run_config
 from rfrepro.layout import ResultsLayout, study_slug
@@ -61,8 +61,8 @@ def plan(name: str, *, smoke: bool = False, extra: list[str] | None = None, jobs
             cfg = compose_cached(job.overrides + tail)
             check_run_config(cfg)
         except Exception as exc:  # noqa: BLE001 - bad input: one clear line, nothing runs
-            point = " ".join(o for o in job.overrides if not o.startswith(("experiment=", "smoke=")))
-            raise ValueError(f"{str(exc).splitlines()[0]} (in the run {point})") from None
+            point = " ".join(o for o in job.overrides if not o.startswith(("experiment=", "smoke=", *_WHERE)))
+            raise ValueError(f"{compose_message(exc)} (in the run {point})") from None
         out.append(Planned(job, cfg, identify(cfg), user_threads=fixed))
     return out
 

@@ -145,7 +145,7 @@ def check_command(args: list[str], multirun: bool) -> list[str]:
     folder. A command with Hydra's own flags (``--cfg``, ``--help``, ``-cn``...)
     is left to Hydra.
     """
-    from rfrepro.harness.config import compose, compose_cached, compose_message
+    from rfrepro.harness.config import compose_cached, compose_message
     from rfrepro.harness.reproduce import check_writable
 
     if any(a.startswith("-") and a not in ("-m", "--multirun") for a in args):
@@ -172,12 +172,8 @@ def check_command(args: list[str], multirun: bool) -> list[str]:
     problems, roots = [], {}
     for job in jobs:
         try:
-            try:
-                cfg = compose_cached(job)
-                root = str(cfg.paths.results)
-            except Exception:  # noqa: BLE001 - Hydra's compose says it best (or accepts what we did not)
-                cfg = compose(job)
-                root = str(cfg.paths.results)
+            cfg = compose_cached(job)
+            root = str(cfg.paths.results)
             check_run_config(cfg)
             roots.setdefault(root, None)
         except Exception as exc:  # noqa: BLE001 - bad input: one line per run, nothing runs
