@@ -25,7 +25,8 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from experiments.chen2015.common import STYLE, judge_log_ratio, loglog_slope, map_seconds
-from rfrepro.harness.claims import FAIL, INCONCLUSIVE, PASS, judge, mean_interval, not_run
+from rfrepro.harness.claims import FAIL, INCONCLUSIVE, PASS, judge, mean_interval, not_run, with_data
+from rfrepro.harness.hostload import BUSY_MARGIN, host_busy
 from rfrepro.harness.plots import finished
 
 N, L = "dataset.n_train", "fitted.n_features_out"
@@ -50,11 +51,13 @@ EXPECTED = {
     ("tefm_s", "map", "l"): (1, 3, "nnz(X) d + l^2 d + n d log l, d = 4l: l, l^3, l log l"),
     ("tefm_s", "train", "l"): (2, 2, "n l^2"),
 }
-#: A slope counts as in the paper's range when within this of it (see TOLERANCE_WHY).
+#: A bound O(n^a) is contradicted only by a slope above a (see TOLERANCE_WHY).
 TOLERANCE = 0.25
-TOLERANCE_WHY = (f"the exponent range of the paper's terms, widened by {TOLERANCE}: O(.) drops log factors (a "
-                 "log n factor adds about 1 / ln n = 0.1-0.13 to a slope at n = 2000..16000; our TEFM-S's SRHT "
-                 "is O(n d log n)) and BLAS throughput changes with matrix size; set before any run")
+TOLERANCE_WHY = (f"the table's O(.) are upper bounds: a slope below the exponent does not contradict one (lower-"
+                 f"order terms, fixed costs and BLAS ramp-up flatten a curve); a slope above it does, beyond "
+                 f"{TOLERANCE}: O(.) drops log factors (the paper's own TEFM-S term n d log l; a log n factor adds "
+                 "about 1 / ln n = 0.1-0.13 to a slope at n = 2000..16000; our TEFM-S's SRHT is O(n d log n)) and "
+                 "BLAS throughput changes with matrix size; set before any run")
 T1_TEXT = "Table 1: time complexity of M1 to M4 (kernel method, RKS, TEFM-G, TEFM-S) for ridge regression (Sec. 3.4, p. 5)"
 SPEED_TEXT = ('"we specify the proposed method TEFM by two algorithms: TEFM-G and TEFM-S. The former may be a bit '
               'more accurate, while the latter runs much faster." (Sec. 1, p. 1)')
@@ -122,11 +125,18 @@ def slopes(table: pd.DataFrame) -> dict:
     return {k: mean_interval(v.to_numpy()) for k, v in seed_slopes(table).items()}
 
 
-def in_range(lo_ci: float, hi_ci: float, lo: float, hi: float, tol: float = TOLERANCE) -> str:
-    """pass: the interval lies inside [lo - tol, hi + tol]; fail: wholly outside it; else inconclusive."""
-    if lo_ci >= lo - tol and hi_ci <= hi + tol:
+def within_bound(lo_ci: float, hi_ci: float, hi: float, tol: float = TOLERANCE) -> str:
+    """The bound rule: pass when the interval lies at or below ``hi + tol``, fail when wholly above it.
+
+    A smaller slope never fails (an O(.) is an upper bound); an interval that
+    straddles ``hi + tol`` is inconclusive.
+
+    >>> within_bound(1.55, 1.70, 2), within_bound(2.1, 2.4, 2), within_bound(2.3, 2.5, 2)
+    ('pass', 'inconclusive', 'fail')
+    """
+    if hi_ci <= hi + tol:
         return PASS
-    if hi_ci < lo - tol or lo_ci > hi + tol:
+    if lo_ci > hi + tol:
         return FAIL
     return INCONCLUSIVE
 
@@ -173,10 +183,13 @@ def summary(table: pd.DataFrame) -> str:
     if not s:
         return "No finished runs."
     lines = ["### Table 1 exponents: the paper's against ours", "",
-             f"Ours: log-log slope of each seed's curve, mean over seeds and 95% t interval; in range: the "
-             f"interval lies within the paper's exponent range +- {TOLERANCE} (no: wholly outside; ?: overlaps "
-             "its edge).", "",
-             "| method | time | against | paper's terms | paper exponent | ours (slope [95% CI]) | seeds | in range |",
+             f"Ours: log-log slope of each seed's curve (each size timed as the fastest of its repetitions), "
+             f"mean over seeds and 95% t interval. Within bound: the interval lies at or below the paper's highest "
+             f"exponent + {TOLERANCE} (no: wholly above it; ?: straddles it); an O(.) is an upper bound, so a "
+             "smaller slope agrees with it (below: the interval lies under the lowest exponent, where lower-order "
+             "terms or fixed costs still weigh).", "",
+             "| method | time | against | paper's terms | paper exponent | ours (slope [95% CI]) | seeds | "
+             "within bound |",
              "|---|---|---|---|---|---|---|---|"]
     mark = {PASS: "yes", FAIL: "no", INCONCLUSIVE: "?"}
     for key, (lo, hi, term) in EXPECTED.items():
@@ -184,7 +197,8 @@ def summary(table: pd.DataFrame) -> str:
             est, lo_ci, hi_ci, n = s[key]
             name = "M2 RKS" if key[0] == "rks" else METHODS[key[0]]
             lines.append(f"| {name} | {key[1]} | {key[2]} | O({term}) | {_fmt_range(lo, hi)} | "
-                         f"{est:.2f} [{lo_ci:.2f}, {hi_ci:.2f}] | {n} | {mark[in_range(lo_ci, hi_ci, lo, hi)]} |")
+                         f"{est:.2f} [{lo_ci:.2f}, {hi_ci:.2f}] | {n} | {mark[within_bound(lo_ci, hi_ci, hi)]}"
+                         f"{' (below)' if hi_ci < lo else ''} |")
     c = curves(table)
     lines += ["", "| method | against | x | map time (s) | train time (s) | runs |", "|---|---|---|---|---|---|"]
     for _, r in c.sort_values(["against", "method", "x"]).iterrows():
@@ -210,6 +224,11 @@ def speed_log_ratio(t: pd.DataFrame) -> pd.Series:
     return np.log(p["tefm_s"] / p["tefm_g"]).dropna().groupby(level="seed").mean()
 
 
+#: What Table 1 is judged on: the paper's table is analytic and names no dataset.
+DATA = ("substitute", "the paper's Table 1 is analytic and names no dataset: timed on cadata (16000 x 8 training "
+                      "rows, z-scored), one BLAS thread")
+
+
 def claims(table: pd.DataFrame) -> list[dict]:
     t = timed(table)
     speed = dict(paper_text=SPEED_TEXT,
@@ -217,21 +236,53 @@ def claims(table: pd.DataFrame) -> list[dict]:
                            "TEFM-S / TEFM-G (q = 1), same n and l",
                  threshold=1.0, threshold_why="'runs much faster': a shorter map time, a ratio below 1 (no margin "
                                               "set for 'much')")
-    out = [judge_log_ratio("C1.3-speed", speed_log_ratio(t) if len(t) else pd.Series(dtype=float), **speed)]
+    out = [guarded(judge_log_ratio("C1.3-speed", speed_log_ratio(t) if len(t) else pd.Series(dtype=float),
+                                   **speed), t[t["method"].isin(["tefm_g", "tefm_s"])] if len(t) else t)]
     per_seed = seed_slopes(table)
+    runs = {(method, against): m for method, against, m in sweeps(t)}
     for key, (lo, hi, term) in EXPECTED.items():
         name = "M2 RKS" if key[0] == "rks" else METHODS[key[0]]
         spec = dict(paper_text=f"{T1_TEXT}: {name}, {'mapping' if key[1] == 'map' else 'training'} O({term})",
-                    statistic=f"per seed: log-log slope of {key[1]} time against {key[2]} (the other size fixed); "
-                              f"the paper's terms O({term}) give exponent {_fmt_range(lo, hi)}",
+                    statistic=f"per seed: log-log slope of {key[1]} time against {key[2]} (the other size fixed; "
+                              f"each size timed as the fastest of its repetitions); the paper's terms O({term}) "
+                              f"give exponent {_fmt_range(lo, hi)}",
                     threshold=hi + TOLERANCE, side="less",
-                    threshold_why=f"in range [{lo - TOLERANCE:g}, {hi + TOLERANCE:g}]: {TOLERANCE_WHY}")
+                    threshold_why=f"at most {hi} + {TOLERANCE}: {TOLERANCE_WHY}")
         if key not in per_seed:
             out.append(not_run(_t1_id(key), reason="no finished runs for this curve", **spec))
             continue
         c = judge(_t1_id(key), values=per_seed[key], **spec)
-        c["verdict"] = in_range(c["ci_low"], c["ci_high"], lo, hi) if c["n_seeds"] >= 2 else INCONCLUSIVE
-        c["reason"] = (f"pass when the 95% interval lies inside [{lo - TOLERANCE:g}, {hi + TOLERANCE:g}], fail "
-                       "when wholly outside" + (f"; {c['reason']}" if c["reason"] else ""))
-        out.append(c)
-    return out
+        sizes = runs[(key[0], key[2])]["x"].nunique()
+        notes = [f"pass when the 95% interval lies at or below {hi + TOLERANCE:g}, fail when wholly above it"]
+        if c["n_seeds"] >= 3:
+            c["verdict"] = within_bound(c["ci_low"], c["ci_high"], hi)
+        if sizes < MIN_SIZES and c["verdict"] in (PASS, FAIL):
+            c["verdict"] = INCONCLUSIVE
+            notes.append(f"only {sizes} sizes timed (a slope needs at least {MIN_SIZES})")
+        if c["ci_high"] < lo:
+            notes.append(f"the slope lies below the lowest exponent {lo}: lower-order terms or fixed costs "
+                         "still weigh at these sizes")
+        if c["reason"]:
+            notes.append(c["reason"])
+        c["reason"] = "; ".join(notes)
+        out.append(guarded(c, runs[(key[0], key[2])]))
+    return [with_data(c, *DATA) for c in out]
+
+
+#: A log-log slope from fewer sizes than this is not evidence about an exponent.
+MIN_SIZES = 4
+
+
+def guarded(claim: dict, runs: pd.DataFrame) -> dict:
+    """A timing claim judged on runs of a busy host is inconclusive; the host load is recorded either way."""
+    if runs is None or runs.empty:
+        return claim
+    busy, text = host_busy(runs)
+    claim.setdefault("measured", {})
+    if isinstance(claim["measured"], dict):
+        claim["measured"]["host_load"] = text
+    if busy and claim["verdict"] in (PASS, FAIL):
+        claim["verdict"] = INCONCLUSIVE
+        claim["reason"] = (f"host busy ({text}, above cores + {BUSY_MARGIN}): the times are not evidence"
+                           + (f"; {claim['reason']}" if claim.get("reason") else ""))
+    return claim

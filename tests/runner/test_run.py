@@ -257,3 +257,39 @@ def test_runs_that_differ_only_in_their_model_share_one_fit(results_root):
         from rfrepro.harness.validate import check_run_config
 
         check_run_config(compose(FAST + ["eval.share_fit=3"]))
+
+
+def test_time_repeats_keeps_each_steps_fastest_and_every_repetition(results_root, monkeypatch):
+    from rfrepro.runner import steps
+
+    once = run_and_record(compose(FAST))
+    assert "timings_repeats" not in once
+    # every timed step takes a known time per repetition (slow, fast, middle): the fastest is kept
+    ticks: dict = {}
+    durations = [3.0, 1.0, 2.0]  # seconds of the 1st, 2nd and 3rd repetition of every step
+
+    class Fake(dict):
+        def __call__(self, key):
+            import contextlib
+
+            @contextlib.contextmanager
+            def step():
+                yield
+                rep = ticks.setdefault(key, 0)
+                self[key] = self.get(key, 0.0) + durations[rep % 3]
+                ticks[key] = rep + 1
+            return step()
+
+    monkeypatch.setattr(steps, "Timer", Fake)
+    rec = run_and_record(compose(FAST + ["eval.time_repeats=3"]))
+    assert rec["status"] == "ok" and rec["run_id"] != once["run_id"]
+    assert rec["metrics"] == once["metrics"]  # the scores are those of the first repetition
+    reps = rec["timings_repeats"]
+    assert set(reps) == {"fit_s", "transform_train_s", "train_s"}
+    for key, values in reps.items():
+        assert values == durations, key
+        assert rec["timings"][key] == 1.0
+    with pytest.raises(ValueError, match=r"eval.time_repeats must be an int in the range \[1, inf\), got 0"):
+        from rfrepro.harness.validate import check_run_config
+
+        check_run_config(compose(FAST + ["eval.time_repeats=0"]))

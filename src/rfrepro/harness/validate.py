@@ -58,6 +58,7 @@ RUN_CONSTRAINTS: dict[str, list] = {
     "eval.train_metrics": ["boolean"],
     "eval.test_chunk_rows": POSITIVE_INT,
     "eval.warmup_rows": NONNEGATIVE_INT,
+    "eval.time_repeats": POSITIVE_INT,
     "eval.share_fit": ["boolean"],
 }
 #: config keys of an estimator node that are not constructor parameters

@@ -132,7 +132,8 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
         source = None if cfg.force else _reusable(cfg.paths.results, cid)
         if source is not None:
             keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
-                                           "threads", "started", "finished", "env", "warnings", "host_load")
+                                           "threads", "started", "finished", "env", "warnings", "host_load",
+                                           "timings_repeats")
                     if k in source}
             rec = {**base, **keep, "status": FINISHED,
                    "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
