@@ -174,8 +174,8 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     # Schleif Fig. 1 at full settings: 4 runs, seconds
     proc = _reproduce(["schleif2016/fig1", "--jobs", "2"], tmp_path, RFREPRO_MIRROR=mirror)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    dest = base / "reference"
-    assert reference.main(["schleif2016/fig1", "--results", str(base)]) == 0
+    dest = tmp_path / "committed" / "reference"   # --dest: the reference may live apart from the runs
+    assert reference.main(["schleif2016/fig1", "--results", str(base), "--dest", str(dest)]) == 0
     layout = ResultsLayout(dest)
     for path in (layout.plan("schleif2016-fig1"), layout.claims("schleif2016-fig1"),
                  layout.figure("schleif2016-fig1"), layout.table("schleif2016-fig1"),
@@ -184,8 +184,12 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     assert not layout.runs_dir.exists() and reference.folder_bytes(dest) < reference.MAX_BYTES
     prov = json.loads((dest / "provenance" / "schleif2016-fig1.json").read_text())
     assert prov["runs"] > 0 and prov["code_versions"] and prov["commits"]
+    from rfrepro.runner.env import git_commit
+
+    assert prov["outputs_commit"] == reference._short(git_commit())   # the commit that drew the outputs
     report = (dest / "REPORT.md").read_text()
     assert "### schleif2016/fig1:" in report and "Made by code version" not in report
+    assert f"tables, claims and figure drawn at commit {prov['outputs_commit']}." in report
     # once the code changes, the reference says it was made by another code version
     monkeypatch.setattr("rfrepro.harness.scorecard.current_code_version", lambda: "0.0.0+src.other")
     assert "Made by code version" in write_report(dest, rebuild=False).read_text()
@@ -193,3 +197,20 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     # a smoke study or one never run is refused with one line
     shutil.rmtree(dest)
     assert reference.main(["hamid2014/fig4", "--results", str(base)]) == 2
+    assert reference._short("0123456789abcdef+dirty") == "0123456789+dirty"
+
+
+@pytest.mark.parametrize("counts, status", [
+    ({"ok": 4}, "done"),
+    ({"ok": 4, "unavailable": 6}, "done (6 of 10 runs: data unavailable)"),
+    ({"ok": 3, "unavailable": 6, "failed": 1}, "partial (3 of 10 runs finished)"),
+    ({"unavailable": 10}, "partial (0 of 10 runs finished)"),
+])
+def test_a_study_whose_missing_runs_lack_data_is_done_where_it_could_run(counts, status):
+    from rfrepro.harness.scorecard import Study, run_status
+
+    n = 4 if counts == {"ok": 4} else 10
+    s = Study(id="wu2016/table1", slug="wu2016-table1", title="t", planned=True,
+              plan={"runs": [{"run_id": f"r{i}"} for i in range(n)]}, status={"counts": counts})
+    assert run_status(s) == status
+    assert run_status(Study(id="x/y", slug="x-y", title="t", planned=False)) == "not run"

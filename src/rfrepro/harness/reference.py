@@ -8,8 +8,10 @@ figure, plus ``provenance/<slug>.json`` (commit, code version, wall time,
 host, when it was saved), and ``REPORT.md`` and ``site/`` built from them alone.
 No run records, no data: it stays small (the test checks under 20 MB).
 
-Only a full-settings study whose planned runs all have a record is saved
-(a partial or smoke run is refused with one line, exit 2). The report and the
+Only a full-settings study whose planned runs all finished is saved, save
+runs whose data was unavailable (not in the mirror, no public URL), which
+its outputs show as not run (a partial or smoke run is refused with one
+line, exit 2). The report and the
 site mark a reference made by another code version than the current one.
 """
 
@@ -45,8 +47,9 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
         raise ValueError(f"{study} has no saved plan under {results}: run `make reproduce-{s.slug}` first")
     if s.plan.get("smoke"):
         raise ValueError(f"{study} under {results} is a smoke run; a reference is a full-settings run")
-    if run_status(s) != "done":
-        raise ValueError(f"{study} is {run_status(s)} under {results}; a reference needs every planned run")
+    if not run_status(s).startswith("done"):
+        raise ValueError(f"{study} is {run_status(s)} under {results}; a reference needs every planned run "
+                         "(finished, or not run because its data is unavailable)")
     slug = study_slug(study)
     for path_of in ("plan", "table", "summary", "status", "claims", "figure"):
         a, b = getattr(src, path_of)(slug), getattr(out, path_of)(slug)
@@ -54,13 +57,22 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
             b.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(a, b)
     p = s.provenance
+    from rfrepro.runner.env import git_commit
+
+    # the runs' commits made the numbers; the commit at saving drew the table, claims and figure
     doc = {"study": study, "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "commits": p.get("commits"), "code_versions": p.get("code_versions"),
+           "outputs_commit": _short(git_commit()), "commits": p.get("commits"), "code_versions": p.get("code_versions"),
            "planned_code_version": s.plan.get("code_version"), "runs": p.get("runs"),
            "wall_s": p.get("span_s"), "compute_s": p.get("compute_s"), "hosts": p.get("hosts")}
     target = out.root / "provenance" / f"{slug}.json"
     atomic_write_text(target, json.dumps(doc, indent=1))
     return target
+
+
+def _short(commit: str) -> str:
+    """``<sha>[+dirty]`` -> the sha's first 10 characters, keeping ``+dirty``."""
+    sha, _, dirty = commit.partition("+")
+    return sha[:10] + (f"+{dirty}" if dirty else "")
 
 
 def folder_bytes(root: str | Path) -> int:
@@ -72,12 +84,13 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("studies", nargs="*", help="paper/item (or paper-item); none: rebuild the report and site")
     ap.add_argument("--results", default=None, help="results root the runs are in (default results/)")
+    ap.add_argument("--dest", default=None, help="reference root to save into (default <results>/reference)")
     args = ap.parse_args(argv)
     from rfrepro.harness.report import write_report
     from rfrepro.harness.reproduce import resolve_study
 
     results = Path(args.results) if args.results else default_root()
-    dest = reference_root(results)
+    dest = Path(args.dest) if args.dest else reference_root(results)
     try:
         for name in args.studies:
             path = save_reference(resolve_study(name), results, dest)

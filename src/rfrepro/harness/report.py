@@ -153,7 +153,9 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
     if p:
         lines.append(f"Provenance: {p['runs']} finished runs, seeds {', '.join(map(str, p['seeds'])) or '-'}; "
                      f"commit {', '.join(p['commits']) or '-'}; code version "
-                     f"{', '.join(f'`{v}`' for v in p['code_versions']) or '-'}; compute {_num(p['compute_s'])} s.")
+                     f"{', '.join(f'`{v}`' for v in p['code_versions']) or '-'}; compute {_num(p['compute_s'])} s"
+                     + (f"; tables, claims and figure drawn at commit {p['outputs_commit']}"
+                        if p.get("outputs_commit") else "") + ".")
     lines.append("")
     if s.figure is not None:
         lines += [f"![{s.id}](figures/{s.figure.name})", ""]

@@ -26,7 +26,7 @@ from rfrepro.harness.claims import FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN, 
 from rfrepro.harness.config import options
 from rfrepro.harness.plan import load_plan
 from rfrepro.layout import ResultsLayout, project_root, study_slug
-from rfrepro.runner.store import FINISHED, RecordStore
+from rfrepro.runner.store import FINISHED, UNAVAILABLE, RecordStore
 
 #: verdicts in the order a scorecard counts them (their owner: rfrepro.harness.claims)
 VERDICT_ORDER = (PASS, FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN)
@@ -148,12 +148,22 @@ def wall_time(study: str) -> str | None:
 
 
 def run_status(s: Study) -> str:
-    """``done`` (every planned run finished), ``partial (k of n runs)``, or ``not run``."""
+    """``done``, ``done (k of n runs: data unavailable)``, ``partial (k of n runs finished)`` or ``not run``.
+
+    A run whose dataset could not be had (``unavailable``: not in the mirror,
+    no public URL) is as done as it can be where the study ran; it still
+    shows as "not run, data unavailable" in the study's outputs.
+    """
     if not s.planned:
         return "not run"
     n = len({r.get("run_id") for r in s.plan.get("runs", []) if r.get("run_id")})
-    ok = int((s.status.get("counts") or {}).get("ok", 0)) if s.status else 0
-    return "done" if n and ok >= n else f"partial ({ok} of {n} runs finished)"
+    counts = (s.status.get("counts") or {}) if s.status else {}
+    ok, unavailable = int(counts.get("ok", 0)), int(counts.get(UNAVAILABLE, 0))
+    if n and ok >= n:
+        return "done"
+    if n and ok and ok + unavailable >= n:
+        return f"done ({unavailable} of {n} runs: data unavailable)"
+    return f"partial ({ok} of {n} runs finished)"
 
 
 def listing(root: str | Path) -> list[str]:
@@ -218,6 +228,9 @@ def load_study(study: str, root: str | Path) -> Study:
     if layout.table(slug).is_file():
         s.table = pd.read_parquet(layout.table(slug))
         s.provenance = provenance(s.table)
+    saved = _read_json(layout.root / "provenance" / f"{slug}.json")  # a reference's (rfrepro.harness.reference)
+    if s.provenance and isinstance(saved, dict) and saved.get("outputs_commit"):
+        s.provenance["outputs_commit"] = saved["outputs_commit"]
     return s
 
 
