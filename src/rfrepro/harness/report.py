@@ -39,8 +39,13 @@ from rfrepro.harness.scorecard import (
     adhoc_runs,
     collect,
     current_code_version,
+    fail_kind,
     load_study,
 )
+
+#: what each kind of fail says (rfrepro.harness.scorecard.fail_kind)
+FAIL_MEANING = {"disagreement": "our evidence against the paper, under the deviations declared",
+                "limitation": "of our run, not evidence against the paper"}
 from rfrepro.harness.summary import EXIT_USAGE, first_line
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
@@ -112,9 +117,10 @@ def claim_details(claims: list[dict]) -> list[str]:
         if c.get("reason") or c.get("note"):
             out.append(f"  Reason: {_md(c.get('reason') or c.get('note'))}.")
         out.append(f"  Data: {_md(_data(c))}.")
-        if c["verdict"] == "fail" and (c.get("fail_kind") or c.get("settle")):
-            out.append(f"  This fail is a {c.get('fail_kind', 'result')}"
-                       + (f"; what would settle it: {_md(c['settle'])}" if c.get("settle") else "") + ".")
+        if c["verdict"] == "fail":
+            kind, settle = fail_kind(c)
+            out.append(f"  This fail is a {kind} ({FAIL_MEANING.get(kind, kind)})"
+                       + (f"; what would settle it: {_md(settle)}" if settle else "") + ".")
     return out
 
 

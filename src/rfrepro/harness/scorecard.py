@@ -92,8 +92,7 @@ class Paper:
             return "no study run yet" if not self.n_run else "no claim judged yet (the studies run state none)"
         n = self.counts
         text = f"{n['pass']} of {len(claims)} claims pass"
-        fails = [f"{c['id']} ({s.id}" + (f", {c['fail_kind']}" if c.get("fail_kind") else "") + ")"
-                 for s, c in claims if c["verdict"] == "fail"]
+        fails = [f"{c['id']} ({s.id}, {fail_kind(c)[0]})" for s, c in claims if c["verdict"] == "fail"]
         if fails:
             text += "; fail: " + ", ".join(fails)
         for v in ("inconclusive", "not-comparable", "not-run"):
@@ -145,6 +144,29 @@ def wall_time(study: str) -> str | None:
     except Exception:  # noqa: BLE001
         return None
     return None if value is None else str(value)
+
+
+def fail_kind(claim: dict) -> tuple[str, str]:
+    """A fail's kind and what would settle it: a ``disagreement`` with the paper or a ``limitation`` of our run.
+
+    A study that knows says so (``fail_kind``, ``settle``: e.g. Schleif's D* at
+    other sigmas). Otherwise the data decides: on the paper's own data or
+    generated as the paper says, our interval is evidence against the claim
+    (under the study's declared deviations); on substitute data it may be the
+    data, and the paper's data would settle it.
+
+    >>> fail_kind({"verdict": "fail", "data": {"kind": "substitute", "note": "adult d = 104 vs 44"}})
+    ('limitation', "the paper's data (adult d = 104 vs 44)")
+    >>> fail_kind({"verdict": "fail", "data": {"kind": "same"}})
+    ('disagreement', '')
+    """
+    if claim.get("fail_kind"):
+        return claim["fail_kind"], claim.get("settle") or ""
+    data = claim.get("data") or {}
+    if data.get("kind") == "substitute":
+        note = data.get("note")
+        return "limitation", "the paper's data" + (f" ({note})" if note else "")
+    return "disagreement", ""
 
 
 def run_status(s: Study) -> str:

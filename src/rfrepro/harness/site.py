@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from rfrepro.atomic import atomic_write_text
-from rfrepro.harness.scorecard import VERDICT_ORDER, adhoc_runs, collect
+from rfrepro.harness.scorecard import VERDICT_ORDER, adhoc_runs, collect, fail_kind
 from rfrepro.layout import ResultsLayout, default_root
 
 
@@ -71,6 +71,7 @@ def _environment():
                              trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
     env.filters["anchor"] = lambda s: s.replace("/", "-")
+    env.filters["fail_kind"] = fail_kind
     return env
 
 
