@@ -12,12 +12,14 @@ import pandas as pd
 
 from experiments.chen2015.common import (
     BASELINES,
+    DATASETS,
     FORM_IDS,
     FORMS,
     LABELS,
     TEFM,
     dataset_names,
     display_name,
+    fig1_data,
     geo_mean,
     judge_log_ratio,
     means,
@@ -27,7 +29,7 @@ from experiments.chen2015.common import (
     plot_curves,
     variant_of,
 )
-from rfrepro.harness.claims import judge_every, not_run
+from rfrepro.harness.claims import judge_every, not_run, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}
@@ -215,4 +217,6 @@ def claims(table: pd.DataFrame) -> list[dict]:
         out = [not_run(c["id"], paper_text=c["paper_text"], statistic=c["statistic"], threshold=c["threshold"],
                        side=c["side"], threshold_why=c["threshold_why"],
                        reason="no finished runs" + (f"; {note}" if note else "")) for c in out]
-    return out
+    # judged on the datasets that ran; a claim with none would be judged on every configured one
+    kind, data_note = fig1_data(table, done or dataset_names(table) or list(DATASETS))
+    return [with_data(c, kind, data_note) for c in out]

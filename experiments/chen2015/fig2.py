@@ -26,6 +26,7 @@ from experiments.chen2015.common import (
     display_name,
     features_to_reach,
     geo_mean,
+    krr_data,
     means,
     not_run_reason,
     of_form,
@@ -33,7 +34,7 @@ from experiments.chen2015.common import (
     substitute_label,
     variant_of,
 )
-from rfrepro.harness.claims import judge, judge_every, not_run
+from rfrepro.harness.claims import judge, judge_every, not_run, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 L = "fitted.n_features_out"
@@ -201,18 +202,20 @@ def claims(table: pd.DataFrame) -> list[dict]:
                 threshold=0.0, side="less",
                 threshold_why="'a bit more accurate': a lower test RMSE, a difference below 0")
             ids = (f"C1.4-features{_suffix(name)}{fid}", f"C1.3-krr{_suffix(name)}{fid}")
+            data = krr_data(name)
             if sub.empty:
                 why = ("not run: " + ("Slice Localization data unavailable" if name == PAPER_KRR_DATASET
                                       else "no finished runs"))
-                out += [not_run(ids[0], reason=why, **c14), not_run(ids[1], reason=why, **c13)]
+                out += [with_data(not_run(ids[0], reason=why, **c14), *data),
+                        with_data(not_run(ids[1], reason=why, **c13), *data)]
                 continue
             mean_curves = means(sub, RMSE, L).loc[name]
             sav = {LABELS[b]: feature_savings(mean_curves, b) for b in BASELINES if b in mean_curves}
             measured = {"l_needed_over_l_by_target_mean_curves": sav,
                         "geomean_ratio_mean_curves": {b: {k: round(geo_mean(r.values()), 3) for k, r in v.items()}
                                                       for b, v in sav.items()}}
-            out.append(cap_robust(
+            out.append(with_data(cap_robust(
                 *(judge_every(ids[0], features_log_ratio(sub, never), log=True, reason=cv_choice(sub),
-                              measured=measured, **c14) for never in (NEVER, NEVER_HIGH)), NEVER))
-            out.append(judge(ids[1], values=rmse_diff(sub), reason=cv_choice(sub), **c13))
+                              measured=measured, **c14) for never in (NEVER, NEVER_HIGH)), NEVER), *data))
+            out.append(with_data(judge(ids[1], values=rmse_diff(sub), reason=cv_choice(sub), **c13), *data))
     return out

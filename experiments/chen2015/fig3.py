@@ -27,6 +27,7 @@ from experiments.chen2015.common import (
     cap_robust,
     dataset_names,
     display_name,
+    krr_data,
     map_seconds,
     not_run_reason,
     of_form,
@@ -34,7 +35,7 @@ from experiments.chen2015.common import (
     variant_of,
 )
 from experiments.chen2015.fig2 import KRR_DATASETS, cv_choice
-from rfrepro.harness.claims import judge_every, not_run
+from rfrepro.harness.claims import judge_every, not_run, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 from rfrepro.runner.store import RecordStore
 
@@ -228,11 +229,11 @@ def claims(table: pd.DataFrame) -> list[dict]:
             if sub.empty:
                 why = ("not run: " + ("Slice Localization data unavailable" if name == PAPER_KRR_DATASET
                                       else "no finished runs"))
-                out.append(not_run(cid, reason=why, side="less", **spec))
+                out.append(with_data(not_run(cid, reason=why, side="less", **spec), *krr_data(name)))
                 continue
             mean_pts = _aggregate(sub)
             measured = {"mean_curves": {LABELS[b]: time_claim_data(mean_pts, b) for b in BASELINES}}
-            out.append(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True,
-                                                measured=measured, **spec) for never in (NEVER, NEVER_HIGH)),
-                                  NEVER))
+            out.append(with_data(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True,
+                                                          measured=measured, **spec)
+                                              for never in (NEVER, NEVER_HIGH)), NEVER), *krr_data(name)))
     return out

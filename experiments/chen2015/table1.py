@@ -25,7 +25,15 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from experiments.chen2015.common import STYLE, judge_log_ratio, loglog_slope, map_seconds
-from rfrepro.harness.claims import FAIL, INCONCLUSIVE, PASS, judge, mean_interval, not_run, with_data
+from rfrepro.harness.claims import (
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    judge,
+    mean_interval,
+    not_run,
+    with_data,
+)
 from rfrepro.harness.hostload import BUSY_MARGIN, host_busy
 from rfrepro.harness.plots import finished
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 # one helper for log-ratio verdicts across studies (a t interval of the mean log ratio over seeds)
-from rfrepro.harness.claims import judge_log_ratio, loglog_slope, paired_values  # noqa: F401
+from rfrepro.harness.claims import combine_data, judge_log_ratio, loglog_slope, paired_values  # noqa: F401
 from rfrepro.harness.plots import finished, mean_std
 
 #: Sweep arm -> label, in legend order.
@@ -33,6 +33,21 @@ BASE_OF = {
 #: Dataset config name -> display name, MNIST (the paper's) first.
 DATASETS = {"mnist": "MNIST", "usps": "USPS", "letter": "letter", "spambase": "spambase", "a9a": "a9a",
             "ijcnn1_val": "ijcnn1 (validation split)", "cod_rna": "cod-rna"}
+#: Dataset config name -> (data kind, note) for a claim's ``data`` field. The (garbled) text names only
+#: MNIST (784-d, Sec. 5.2); the other datasets of Fig. 4 and Table 1 are our choices for its unnamed ones.
+#: Rows are scaled to unit L2 norm everywhere: the paper's analysis assumes the unit sphere (Sec. 3.4)
+#: and its experiments state no preprocessing.
+UNNAMED = "a substitute for one of the datasets the paper does not name"
+DATA = {
+    "mnist": ("same", "MNIST: 784 pixels / 255, rows scaled to unit L2 norm (the paper's analysis assumes the "
+                      "unit sphere; its experiments state no preprocessing)"),
+    "usps": ("substitute", f"USPS (ESL's, 256 features, unit L2 rows): {UNNAMED}"),
+    "letter": ("substitute", f"letter (LIBSVM, 16 features, unit L2 rows): {UNNAMED}"),
+    "spambase": ("substitute", f"spambase (UCI, 57 features, z-scored then unit L2 rows): {UNNAMED}"),
+    "a9a": ("substitute", f"a9a (LIBSVM, 123 binary features, unit L2 rows): {UNNAMED}"),
+    "ijcnn1_val": ("substitute", f"ijcnn1's 14990-row validation split (22 features, unit L2 rows): {UNNAMED}"),
+    "cod_rna": ("substitute", f"cod-rna (LIBSVM, 8 features, z-scored then unit L2 rows): {UNNAMED}"),
+}
 NRMS = "metrics.nrms"
 E_COL = "fitted.n_features_out"
 
@@ -45,6 +60,11 @@ def dataset_names(table: pd.DataFrame) -> list[str]:
 
 def display_name(name: str) -> str:
     return DATASETS.get(name, name)
+
+
+def claim_data(names) -> tuple[str, str]:
+    """(kind, note) of a claim judged on the datasets ``names``: ``same`` only when all are the paper's."""
+    return combine_data(DATA.get(n, ("substitute", f"{display_name(n)}: {UNNAMED}")) for n in names)
 
 
 def arms_in(table: pd.DataFrame) -> list[str]:

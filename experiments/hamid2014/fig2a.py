@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from experiments.hamid2014.common import LABELS, STYLE, arms_in, not_run_reason
-from rfrepro.harness.claims import judge, not_run
+from experiments.hamid2014.common import LABELS, STYLE, arms_in, claim_data, not_run_reason
+from rfrepro.harness.claims import judge, not_run, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 EXACT, APPROX = "metrics.spectrum_exact", "metrics.spectrum_approx"
@@ -124,4 +124,4 @@ def claims(table: pd.DataFrame) -> list[dict]:
             continue
         out.append(judge(cid, paper_text=C31_TEXT, statistic=stat, values=values, threshold=0.5,
                          side="greater", threshold_why=C31_WHY))
-    return out
+    return [with_data(c, *claim_data(["mnist"])) for c in out]

@@ -10,6 +10,7 @@ from experiments.hamid2014.common import (
     LABELS,
     NRMS,
     arms_in,
+    claim_data,
     dataset_names,
     display_name,
     log_ratios,
@@ -18,14 +19,18 @@ from experiments.hamid2014.common import (
     plot_arms,
     ratio_table,
 )
-from rfrepro.harness.claims import judge_every
+from rfrepro.harness.claims import judge_every, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
-C32_TEXT = ('"As shown, CRAFTMaps provide a significant reconstruction improvement for random maps and tensor '
-            'sketches." (Sec. 5, Fig. 4: Nrms error of the r = 7, q = 1 polynomial kernel against E, six datasets, '
-            '10 folds of 1000 points)')
-C32_WHY = ("'improvement': CRAFT's error below its base map's, i.e. a ratio below 1, on every dataset (each "
-           "dataset a cell that must pass); the paper states no size, so no margin")
+#: What is tested, stated as such: the paper's adjective has no number behind it (see C32_WHY).
+C32_TEXT = ("CRAFTMaps' kernel reconstruction error (Nrms) is lower than that of the map they up-project, random "
+            "maps (RM) and tensor sketches (TS), on every dataset (Sec. 5.1, Fig. 4: Nrms error of the r = 7, q = 1 "
+            "polynomial kernel against E, six datasets, 10 folds of 1000 points)")
+C32_WHY = ("the paper's sentence is \"As shown, CRAFTMaps provide a significant reconstruction improvement for "
+           "random maps and tensor sketches.\" (Sec. 5.1); 'significant' is not quantified: the text gives no size "
+           "and Fig. 4's curves cannot be read into numbers from the text we have, so any improvement is tested: "
+           "CRAFT's error below its base map's, a ratio below 1, on every dataset (each dataset a cell that must "
+           "pass), no margin")
 
 
 def figure(table: pd.DataFrame):
@@ -78,6 +83,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
     missing = [n for n in names if n not in done]
     note = f"not run ({', '.join(f'{display_name(n)}: {not_run_reason(table, n)}' for n in missing)})" \
         if missing else ""
+    data = claim_data(done or names or ["mnist"])
     out = []
     for i, craft in enumerate(("craft_rm_gauss", "craft_rm_srht", "craft_ts_gauss", "craft_ts_srht"), 1):
         base = BASE_OF[craft]
@@ -91,4 +97,4 @@ def claims(table: pd.DataFrame) -> list[dict]:
             threshold=1.0, threshold_why=C32_WHY,
             reason=note,
             measured={"ratio_by_E": ratio_table(logs, E_COL)}))
-    return out
+    return [with_data(c, *data) for c in out]

@@ -9,12 +9,13 @@ from experiments.hamid2014.common import (
     E_COL,
     LABELS,
     arms_in,
+    claim_data,
     dataset_names,
     display_name,
     not_run_reason,
     per_cell,
 )
-from rfrepro.harness.claims import judge_every, paired_values
+from rfrepro.harness.claims import judge_every, paired_values, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 ERR = "metrics.error"
@@ -93,6 +94,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
     missing = [n for n in names if ok.empty or ok[ok["dataset.name"] == n].empty]
     note = f"not run ({', '.join(f'{display_name(n)}: {not_run_reason(table, n)}' for n in missing)})" \
         if missing else ""
+    data = claim_data([n for n in names if n not in missing] or names or ["mnist"])
     out = []
     for cid, craft in (("C3.3-RM", "craft_rm"), ("C3.3-TS", "craft_ts")):
         base = BASE_OF[craft]
@@ -101,4 +103,4 @@ def claims(table: pd.DataFrame) -> list[dict]:
         out.append(judge_every(cid, difference_cells(table, craft, base), paper_text=C33_TEXT, statistic=stat,
                                threshold=0.0, side="less", threshold_why=C33_WHY,
                                reason=note or ("" if len(ok) else not_run_reason(table))))
-    return out
+    return [with_data(c, *data) for c in out]

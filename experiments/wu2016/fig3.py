@@ -8,6 +8,7 @@ from experiments.wu2016.common import (
     ERROR,
     TRAIN_ERROR,
     D,
+    claim_data,
     label,
     not_run_reason,
     per_dataset,
@@ -15,7 +16,7 @@ from experiments.wu2016.common import (
     seeds_text,
     spearman_per_seed,
 )
-from rfrepro.harness.claims import judge, not_run
+from rfrepro.harness.claims import judge, not_run, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 SIGMA = "kernel.sigma"
@@ -87,20 +88,22 @@ def claims(table: pd.DataFrame) -> list[dict]:
     out = []
     for name, sub in per_dataset(table):
         cid = f"C5.2-{name}"
+        data = claim_data([name])
         if sub.empty:
             reason = not_run_reason(table, name)
-            out += [not_run(f"{cid}-improves", paper_text=TEXT_A, statistic=stat_a, reason=reason, threshold=0.0,
-                            side="less", threshold_why=why_a),
-                    not_run(f"{cid}-diverges", paper_text=TEXT_B, statistic=stat_b, reason=reason, threshold=0.0,
-                            side="greater", threshold_why=why_b)]
+            out += [with_data(not_run(f"{cid}-improves", paper_text=TEXT_A, statistic=stat_a, reason=reason,
+                                      threshold=0.0, side="less", threshold_why=why_a), *data),
+                    with_data(not_run(f"{cid}-diverges", paper_text=TEXT_B, statistic=stat_b, reason=reason,
+                                      threshold=0.0, side="greater", threshold_why=why_b), *data)]
             continue
         sigmas = sorted(sub[SIGMA].unique(), reverse=True)
         upper = sub[sub[SIGMA].isin(sigmas[: max(3, (len(sigmas) + 1) // 2)])]
         rho = spearman_per_seed(upper, D, ERROR)
-        out.append(judge(f"{cid}-improves", paper_text=TEXT_A + f" -- {label(name)}", statistic=stat_a,
-                         values=rho.tolist(), threshold=0.0, side="less", threshold_why=why_a))
+        out.append(with_data(judge(f"{cid}-improves", paper_text=TEXT_A + f" -- {label(name)}", statistic=stat_a,
+                                   values=rho.tolist(), threshold=0.0, side="less", threshold_why=why_a), *data))
         gap = sub.assign(gap=sub[ERROR] - sub[TRAIN_ERROR]).groupby(["seed", SIGMA])["gap"].mean().unstack()
         widen = gap[min(sigmas)] - gap[max(sigmas)]
-        out.append(judge(f"{cid}-diverges", paper_text=TEXT_B + f" -- {label(name)}", statistic=stat_b,
-                         values=widen.dropna().tolist(), threshold=0.0, side="greater", threshold_why=why_b))
+        out.append(with_data(judge(f"{cid}-diverges", paper_text=TEXT_B + f" -- {label(name)}", statistic=stat_b,
+                                   values=widen.dropna().tolist(), threshold=0.0, side="greater",
+                                   threshold_why=why_b), *data))
     return out

@@ -8,6 +8,7 @@ from experiments.wu2016.common import (
     ERROR,
     TRAIN_ERROR,
     D,
+    claim_data,
     label,
     not_run_reason,
     per_dataset,
@@ -15,7 +16,7 @@ from experiments.wu2016.common import (
     seeds_text,
     spearman_per_seed,
 )
-from rfrepro.harness.claims import judge, not_run
+from rfrepro.harness.claims import judge, not_run, with_data
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 R = "method.n_components"
@@ -72,10 +73,10 @@ def claims(table: pd.DataFrame) -> list[dict]:
     for name, sub in per_dataset(table):
         cid = f"C5.2-fig4-{name}"
         if sub.empty:
-            out.append(not_run(cid, paper_text=TEXT, statistic=STAT, reason=not_run_reason(table, name),
-                               threshold=0.0, side="less", threshold_why=WHY))
+            out.append(with_data(not_run(cid, paper_text=TEXT, statistic=STAT, reason=not_run_reason(table, name),
+                                         threshold=0.0, side="less", threshold_why=WHY), *claim_data([name])))
             continue
-        out.append(judge(cid, paper_text=TEXT + f" -- {label(name)}", statistic=STAT,
-                         values=spearman_per_seed(sub, D, ERROR).tolist(), threshold=0.0, side="less",
-                         threshold_why=WHY))
+        out.append(with_data(judge(cid, paper_text=TEXT + f" -- {label(name)}", statistic=STAT,
+                                   values=spearman_per_seed(sub, D, ERROR).tolist(), threshold=0.0, side="less",
+                                   threshold_why=WHY), *claim_data([name])))
     return out

@@ -18,18 +18,18 @@ import numpy as np
 import pandas as pd
 
 from experiments.wu2016.common import (
-    DATA,
     ERROR,
     LABELS,
     STYLE,
+    claim_data,
     label,
     not_run_reason,
     per_dataset,
     performance,
     seeds_text,
 )
-from experiments.wu2016.fig6 import BUSY_MARGIN, host_busy
 from rfrepro.harness.claims import FAIL, PASS, judge, judge_every, not_run, with_data
+from rfrepro.harness.hostload import BUSY_MARGIN, host_busy
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 BASELINES = ("rf", "nystrom", "blockdiag_size", "blockdiag_count")
@@ -225,13 +225,6 @@ def level_cells(sub: pd.DataFrame, base: str, cost: str, n_levels: int = N_LEVEL
     return measured, censored
 
 
-def _data(names: list[str]) -> tuple[str, str]:
-    """The data kind of a claim judged on ``names``: substitute when any of them is, with the notes."""
-    kinds = [DATA.get(n, ("substitute", f"{n} (not one of the paper's datasets)")) for n in names]
-    kind = "substitute" if any(k == "substitute" for k, _ in kinds) else "same"
-    return kind, "; ".join(f"{label(n)}: {note}" for n, (_, note) in zip(names, kinds))
-
-
 def judge_often(cid: str, cells: dict[str, pd.Series], censored: list[str], *, paper_text: str, statistic: str,
                 threshold_why: str, reason: str = "", measured: dict | None = None) -> dict:
     """'Often': pass when a majority of the cells' 95% t intervals lie above log10 ratio 1, fail when a
@@ -279,7 +272,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
     out, used, n_unconverged = [], {}, 0
     for name, sub in per_dataset(table):
         reason = not_run_reason(table, name)
-        kind, note = _data([name])
+        kind, note = claim_data([name])
         if sub.empty or "rb" not in set(sub["arm"]) or not set(BASELINES) & set(sub["arm"]):
             out += [with_data(not_run(f"C5.1-{name}-accuracy{s}", paper_text=TEXT_A,
                                       statistic=STAT_A.format(who=", ".join(LABELS[b] for b in g)), reason=reason,
@@ -291,7 +284,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
         used[name] = sub
         out += [with_data(c, kind, note) for c in _accuracy_claims(name, sub)]
     busy, load_text = host_busy(pd.concat(used.values())) if used else (False, "")
-    kind, note = _data(list(used) or [name for name, _ in per_dataset(table)])
+    kind, note = claim_data(list(used) or [name for name, _ in per_dataset(table)])
     reasons = {not_run_reason(table, name) for name, _ in per_dataset(table)}
     none_reason = reasons.pop() if len(reasons) == 1 else "no finished runs"
     for what, col, text in (("memory", "memory", TEXT_M), ("time", "time", TEXT_T)):

@@ -390,3 +390,28 @@ def test_table1_times_the_exact_kernel_afresh_and_every_l_sweep_spans_200_to_160
         cfgs = [compose_cached(j.overrides) for j in jobs if j.arm == arm and "seed=0" in j.overrides]
         per_comp = 2 if arm == "rks_vs_l" else 1     # RKS [cos, sin]: l / 2 frequencies
         assert sorted(c.method.n_components * per_comp for c in cfgs) == [200, 400, 800, 1600]
+
+
+def test_every_claim_says_on_what_data_it_was_judged():
+    kernel = pd.concat([_kernel_table(GOOD), _unavailable("slice")], ignore_index=True)
+    krr = pd.concat([_krr_table(RMSE_GOOD, TIME), _unavailable("slice")], ignore_index=True)
+    tables = {fig1: (kernel, pd.DataFrame()), fig2: (krr, pd.DataFrame()), fig3: (krr, pd.DataFrame()),
+              table1: (_timing_table(), pd.DataFrame())}
+    for module, ts in tables.items():
+        for t in ts:
+            claims = module.claims(t)
+            check_claims(claims)   # refuses a claim without data
+            assert claims and all(c["data"]["kind"] in ("same", "substitute") and c["data"]["note"] for c in claims)
+    # Fig. 1 on the paper's Cpu (cpuact, 21 features) and A9a: the paper's data, named
+    c = next(c for c in fig1.claims(kernel) if c["id"] == "C1.1-G")
+    assert c["data"]["kind"] == "same" and "cpuact" in c["data"]["note"] and "A9a" in c["data"]["note"]
+    # cpu fell back to cpusmall (12 of 21 features): every claim spanning it is on substitute data
+    small = kernel.assign(**{"dataset.variant": kernel["dataset.variant"].replace("cpuact", "cpusmall")})
+    assert {c["data"]["kind"] for c in fig1.claims(small)} == {"substitute"}
+    assert "cpusmall" in fig1.claims(small)[0]["data"]["note"]
+    # Figs. 2-3: Slice (not run here) is the paper's, BlogFeedback a substitute for it, named as such
+    for module, cid in ((fig2, "C1.4-features"), (fig3, "C1.4-time")):
+        c = {c["id"]: c for c in module.claims(krr)}
+        assert c[cid]["verdict"] == "not-run" and c[cid]["data"]["kind"] == "same"
+        sub = c[f"{cid}-blogfeedback"]["data"]
+        assert sub["kind"] == "substitute" and "for Slice Localization" in sub["note"]

@@ -261,6 +261,20 @@ def test_every_claim_says_on_what_data_it_was_judged():
                    if kinds[cid] == "substitute" and cid.startswith(("C2.1", "C2.4")))
 
 
+def test_every_study_of_the_paper_marks_its_claims_data():
+    from rfrepro.harness.claims import DATA_KINDS
+    from rfrepro.harness.config import options
+
+    studies = sorted(s for s in options("experiment") if s.startswith("schleif2016/"))
+    assert studies == ["schleif2016/fig1", "schleif2016/table1"]   # a new study joins this test
+    t = make_table()
+    for study in studies:
+        for table in (t, ok(t), t[t["status"] != "ok"]):
+            claims = check_claims(study_module(study).claims(table))   # refuses a claim without data
+            assert all(c["data"]["kind"] in DATA_KINDS and c["data"]["note"] for c in claims)
+    assert fig1.claims(t) == [] and len(table1.claims(t)) == 9 + 8 + 1 + 18
+
+
 def test_dstar_against_sigma_table():
     t = pd.concat([make_table(), pd.DataFrame(sigma_runs("checkerboard", {0.5: 100, 2.0: 10})
                                               + sigma_runs("spam", {0.5: 400}))])

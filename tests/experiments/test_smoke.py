@@ -7,7 +7,7 @@ import pytest
 
 from rfrepro.harness.claims import check_claims
 from rfrepro.harness.config import options
-from rfrepro.harness.report import write_report
+from rfrepro.harness.report import claim_details, write_report
 from rfrepro.harness.reproduce import main as reproduce_main
 from rfrepro.layout import study_slug
 
@@ -32,10 +32,14 @@ def test_experiment_runs_in_smoke_mode(study, results_root, capsys):
     # a figure whose paper states nothing measurable has no claim (its module says why)
     assert claims or study in FIGURE_ONLY
     assert all(c["verdict"] in ("pass", "fail", "inconclusive", "not-comparable", "not-run") for c in claims)
-    check_claims(claims)  # every claim has the paper's sentence, statistic, interval, threshold, verdict
+    check_claims(claims)  # every claim has the paper's sentence, statistic, interval, threshold, verdict, data
     if claims and "ok" not in set(table["status"]):
         assert {c["verdict"] for c in claims} == {"not-run"}
     report = write_report(root, rebuild=False).read_text()
     assert f"### {study}:" in report and f"figures/{slug}.png" in report
     for c in claims:
         assert f"| {study} | {c['id']} |" in report
+        # the claim's details in the report say what data it was judged on
+        details = claim_details([c])
+        assert next(x for x in details if x.startswith("  Data: ")).startswith(f"  Data: {c['data']['kind']}")
+        assert "\n".join(details) in report

@@ -263,6 +263,20 @@ def test_fig6_speedup_claims():
     assert "fig6" in fig6.summary(t) or "ijcnn1" in fig6.summary(t)
 
 
+def test_fig6_rb_bar_is_the_midpoint_of_eq29s_range():
+    # the paper prints no speedup value: the bar is (1 + P) / 2, 1.5 at our P = 2 threads
+    assert fig6.rb_threshold(2) == 1.5 and fig6.rb_threshold(16) == 8.5
+    for speed, expected in ((1.55, "pass"), (1.45, "fail")):
+        c = {c["id"]: c for c in fig6.claims(_fig6_table(rb_speed=speed, rf_speed=1.0))}["C5.3-ijcnn1_val-lasso-rb"]
+        assert c["verdict"] == expected and c["threshold"] == 1.5 and c["side"] == "greater"
+        assert c["estimate"] == pytest.approx(speed, rel=0.01)
+    assert "(1 + P) / 2 = 1.5 at P = 2" in c["threshold_why"] and "prints no speedup value" in c["threshold_why"]
+    not_run = {c["id"]: c for c in fig6.claims(_fig6_table(rb_speed=1.9, rf_speed=1.0))}["C5.3-covtype-lasso-rb"]
+    assert not_run["verdict"] == "not-run" and not_run["threshold"] == 1.5
+    devs = compose(["experiment=wu2016/fig6"]).deviations
+    assert any("(1 + P) / 2" in d["what"] and "no speedup value" in d["why"] for d in devs)
+
+
 def test_fig6_speedups_on_a_busy_host_are_not_verdicts():
     # our own 2-thread runs keep the load near 2 on 2 cores: still judged
     v = _verdicts(fig6.claims(_fig6_table(rb_speed=1.1, rf_speed=1.1, load=2.3)))
@@ -273,6 +287,34 @@ def test_fig6_speedups_on_a_busy_host_are_not_verdicts():
     assert busy["verdict"] == "inconclusive" and "host busy (median 1-minute host load 3.60 on 2 cores" in busy["reason"]
     assert claims["C5.3-covtype-lasso-rb"]["verdict"] == "not-run"
     assert "host load 3.60 on 2 cores" in fig6.summary(_fig6_table(rb_speed=1.1, rf_speed=1.1, load=3.6))
+
+
+def test_every_claim_says_on_what_data_it_was_judged():
+    fig4_table = pd.DataFrame([{"status": "ok", "dataset.name": "letter_tr", "dataset.task": "multiclass",
+                                "arm": "rb", "seed": s, "method.n_components": R, "fitted.n_features_out": 100 * R,
+                                "kernel.sigma": 0.28, "metrics.error": 0.5 / np.sqrt(R), "metrics.train_error": 0.0}
+                               for s in SEEDS for R in (1, 4, 16)] + [_unavailable("acoustic")])
+    tables = {"fig3": _fig3_table(overfit=True), "fig4": fig4_table, "fig5": _fig5_table(rb_error=0.2),
+              "fig6": _fig6_table(rb_speed=1.9, rf_speed=1.0), "table1": pd.DataFrame([_unavailable("cadata")])}
+    kinds = {}
+    for item, t in tables.items():
+        claims = study_module(f"wu2016/{item}").claims(t)
+        check_claims(claims)   # refuses a claim without data
+        assert all(c["data"]["kind"] in ("same", "substitute") and c["data"]["note"] for c in claims)
+        kinds.update({c["id"]: c["data"] for c in claims})
+    # the paper's sets (not-run ones too), and ijcnn1's validation split as the substitute it is
+    assert kinds["C5.2-cadata-improves"]["kind"] == kinds["C5.2-census-diverges"]["kind"] == "same"
+    assert kinds["C5.2-fig4-letter_tr"]["kind"] == kinds["C5.2-fig4-acoustic"]["kind"] == "same"
+    assert kinds["C5.3-covtype-lasso-rb"]["kind"] == "same"
+    assert kinds["C5.3-ijcnn1_val-lasso-rb"]["kind"] == kinds["C5.3-ijcnn1_val-l1svm-vs-rf"]["kind"] == "substitute"
+    assert "validation split" in kinds["C5.3-ijcnn1_val-lasso-rb"]["note"]
+    cod = {c["id"]: c for c in fig6.claims(pd.DataFrame([_unavailable("cod_rna")]))}["C5.3-cod_rna-lasso-rb"]
+    assert cod["data"]["kind"] == "substitute" and "49437" in cod["data"]["note"]
+    # a claim over several datasets is on substitute data when one of them is (mnist: 784 features, not 780)
+    both = pd.concat([_fig5_table(rb_error=0.2), _fig5_table(rb_error=0.2).assign(**{"dataset.name": "mnist"})],
+                     ignore_index=True)
+    time = {c["id"]: c for c in fig5.claims(both)}["C5.1-time"]["data"]
+    assert time["kind"] == "substitute" and "cadata" in time["note"] and "780" in time["note"]
 
 
 @pytest.mark.parametrize("item", ITEMS)

@@ -8,7 +8,9 @@ import pytest
 
 from rfrepro.harness.claims import (
     CLAIM_KEYS,
+    DATA_KINDS,
     check_claims,
+    combine_data,
     judge,
     judge_every,
     judge_log_ratio,
@@ -17,6 +19,7 @@ from rfrepro.harness.claims import (
     not_run,
     paired_values,
     verdict,
+    with_data,
 )
 
 KW = {"paper_text": '"A beats B" (p. 1)', "statistic": "A - B per seed", "threshold_why": "any gain"}
@@ -81,12 +84,41 @@ def test_log_ratio_claims_and_slopes():
 
 
 def test_every_claim_has_the_contract_keys():
-    claims = [judge("C1", values=[1, 2, 3], threshold=0, side="greater", **KW),
-              not_run("C2", paper_text="x", statistic="y", reason="data unavailable")]
+    claims = [with_data(judge("C1", values=[1, 2, 3], threshold=0, side="greater", **KW), "same", "the paper's"),
+              with_data(not_run("C2", paper_text="x", statistic="y", reason="data unavailable"), "substitute",
+                        "usps for an unnamed dataset")]
     assert check_claims(claims) == claims
     assert all(set(CLAIM_KEYS) <= set(c) for c in claims)
     with pytest.raises(ValueError, match="duplicate claim ids"):
         check_claims(claims + claims[:1])
+
+
+def test_check_claims_refuses_a_claim_that_does_not_say_its_data():
+    marked = with_data(judge("C1", values=[1, 2, 3], threshold=0, side="greater", **KW), "generated", "disk")
+    bare = judge("C7", values=[1, 2, 3], threshold=0, side="greater", **KW)
+    with pytest.raises(ValueError, match=r"claims: claim 'C7' does not say what data it was judged on") as err:
+        check_claims([marked, bare])
+    assert "with_data" in str(err.value) and "C1" not in str(err.value)
+    # a not-run claim too: what it would be judged on is known from the config
+    with pytest.raises(ValueError, match="'C2' does not say what data"):
+        check_claims([not_run("C2", paper_text="x", statistic="y", reason="data unavailable")], "x/fig1 claims")
+    with pytest.raises(ValueError, match="'C7' has data"):
+        check_claims([{**bare, "data": {"kind": "similar", "note": ""}}])
+    with pytest.raises(ValueError, match="data kind 'similar'"):
+        with_data(bare, "similar")
+
+
+def test_a_claim_over_several_datasets_takes_the_weakest_kind():
+    assert combine_data([("same", "a"), ("same", "b")]) == ("same", "a; b")
+    assert combine_data([("same", "a"), ("substitute", "b for the paper's c")]) == ("substitute",
+                                                                                    "a; b for the paper's c")
+    assert combine_data([("generated", "g"), ("same", "a")])[0] == "substitute"
+    assert combine_data([("generated", "g"), ("generated", "g")]) == ("generated", "g")
+    assert {combine_data([(k, "")])[0] for k in DATA_KINDS} == set(DATA_KINDS)
+    with pytest.raises(ValueError, match="data kind 'other'"):
+        combine_data([("same", "a"), ("other", "b")])
+    with pytest.raises(ValueError, match="no datasets"):
+        combine_data([])
 
 
 def _every(rng, means, n=10, **kw):
@@ -124,4 +156,4 @@ def test_every_cell_claim_reports_the_binding_cell_and_log_ratios():
     assert c["verdict"] == "pass" and c["estimate"] == pytest.approx(np.exp(np.log([0.8, 0.85, 0.75, 0.8]).mean()))
     assert judge_every("C", {"x": [0.1, 0.2]}, threshold=0.0, side="greater", **KW)["verdict"] == "inconclusive"
     assert judge_every("C", {}, threshold=0.0, side="greater", **KW)["verdict"] == "not-run"
-    check_claims([c])
+    check_claims([with_data(c, "generated", "hand-made cells")])

@@ -14,7 +14,10 @@ Each claim of a study is one dict with the same keys (``CLAIM_KEYS``):
   chosen from the paper's text before looking at our result, and why;
 - ``verdict``: ``pass`` when the whole interval lies on the claim's side,
   ``fail`` when it lies wholly on the other side, ``inconclusive`` otherwise,
-  ``not-run`` when the runs it needs are missing (``reason`` says why).
+  ``not-run`` when the runs it needs are missing (``reason`` says why);
+- ``data``: what it was judged on (:func:`with_data`): the paper's own data and
+  preprocessing (``same``), a named ``substitute`` (the note says what differs),
+  or ``generated`` data; a not-run claim says what it would be judged on.
 
 When two arms share seeds, the statistic is the per-seed difference (or
 ratio) of the paired runs: pass the paired values to :func:`paired_values`.
@@ -33,6 +36,8 @@ Example
 ...                side="greater", threshold_why="'beats': any positive gain")
 >>> c["verdict"], c["n_seeds"]
 ('pass', 5)
+>>> check_claims([with_data(c, "same", "the paper's dataset, as distributed")])[0]["data"]["kind"]
+'same'
 """
 
 from __future__ import annotations
@@ -289,6 +294,28 @@ def with_data(claim: dict, kind: str, note: str = "") -> dict:
     return claim
 
 
+def combine_data(parts: Iterable[tuple[str, str]]) -> tuple[str, str]:
+    """The ``(kind, note)`` of a claim judged on several datasets, from each one's ``(kind, note)``.
+
+    The kind they share, else the weakest: ``substitute`` (a claim is on the
+    paper's data only when every dataset it spans is); the note joins theirs.
+
+    >>> combine_data([("same", "MNIST"), ("substitute", "usps for an unnamed set")])
+    ('substitute', 'MNIST; usps for an unnamed set')
+    >>> combine_data([("generated", "disk"), ("generated", "annulus")])[0]
+    'generated'
+    """
+    parts = list(parts)
+    if not parts:
+        raise ValueError("combine_data: no datasets")
+    kinds = {k for k, _ in parts}
+    bad = sorted(kinds - set(DATA_KINDS))
+    if bad:
+        raise ValueError(f"data kind {bad[0]!r}; valid: {DATA_KINDS}")
+    kind = kinds.pop() if len(kinds) == 1 else "substitute"
+    return kind, "; ".join(dict.fromkeys(n for _, n in parts if n))
+
+
 def not_comparable(claim: dict, reason: str) -> dict:
     """A claim about the paper's printed numbers judged on substitute data: ``not-comparable``, never fail.
 
@@ -306,7 +333,8 @@ def not_comparable(claim: dict, reason: str) -> dict:
 
 
 def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
-    """Raise ValueError when a claim lacks a key of ``CLAIM_KEYS`` or has an unknown verdict."""
+    """Raise ValueError when a claim lacks a key of ``CLAIM_KEYS``, has an unknown verdict, or does not
+    say what data it was judged on (``data``, set by :func:`with_data`)."""
     ids = [c.get("id") for c in claims]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
@@ -317,8 +345,11 @@ def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
             raise ValueError(f"{where}: claim {c.get('id')!r} lacks {missing}")
         if c["verdict"] not in VERDICTS:
             raise ValueError(f"{where}: claim {c['id']!r} has verdict {c['verdict']!r}; valid: {VERDICTS}")
-        data = c.get("data")
-        if data is not None and (not isinstance(data, dict) or data.get("kind") not in DATA_KINDS):
+        if c.get("data") is None:
+            raise ValueError(f"{where}: claim {c['id']!r} does not say what data it was judged on: mark it with "
+                             f"with_data(claim, kind, note), kind one of {DATA_KINDS}")
+        data = c["data"]
+        if not isinstance(data, dict) or data.get("kind") not in DATA_KINDS:
             raise ValueError(f"{where}: claim {c['id']!r} has data {data!r}; kind must be one of {DATA_KINDS}")
         if c.get("fail_kind") is not None and c["fail_kind"] not in FAIL_KINDS:
             raise ValueError(f"{where}: claim {c['id']!r} has fail_kind {c['fail_kind']!r}; valid: {FAIL_KINDS}")

@@ -42,14 +42,14 @@ from rfrepro.harness.scorecard import (
     fail_kind,
     load_study,
 )
-
-#: what each kind of fail says (rfrepro.harness.scorecard.fail_kind)
-FAIL_MEANING = {"disagreement": "our evidence against the paper, under the deviations declared",
-                "limitation": "of our run, not evidence against the paper"}
 from rfrepro.harness.summary import EXIT_USAGE, first_line
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
 from rfrepro.runner.store import FAILED, REFUSED, UNAVAILABLE
+
+#: what each kind of fail says (rfrepro.harness.scorecard.fail_kind)
+FAIL_MEANING = {"disagreement": "our evidence against the paper, under the deviations declared",
+                "limitation": "of our run, not evidence against the paper"}
 
 VERDICT_MARK = {"pass": "PASS", "fail": "FAIL", "inconclusive": "inconclusive", "not-run": "not run",
                 "not-comparable": "not comparable"}
