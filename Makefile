@@ -5,7 +5,7 @@
 #                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster;
 #                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
 #   make smoke                     every experiment in smoke mode
-#   make leaderboard               every map at equal feature budgets, cross-paper claims (SMOKE=1, JOBS=n)
+#   make leaderboard               every map at equal feature budgets on its own kernel, cross-paper claims (SMOKE=1, JOBS=n)
 #   make report                    results/REPORT.md from the records so far (SMOKE=1: results/smoke/)
 #   make reference STUDY=<p>-<i>   run one study at full settings and save its outputs in results/reference/
 #   make list                      the experiments you can reproduce
@@ -70,11 +70,14 @@ smoke: setup
 	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done; \
 	  $(PY) -m rfrepro.report --smoke; exit $$worst
 
-# the cross-paper leaderboard: its studies in turn (each resumable), then the report
+# the cross-paper leaderboard: its studies in turn (each resumable; one pair per kernel:
+# gaussian-*, laplacian-*, polynomial-*), then the report. ARGS="paths.results=DIR": the
+# runs go to DIR itself, smoke or not (no smoke/ under it), and the report is DIR's
 LEADERBOARD = $(filter leaderboard/%,$(EXPERIMENTS))
+LB_RESULTS = $(lastword $(patsubst paths.results=%,%,$(filter paths.results=%,$(ARGS))))
 leaderboard: setup
 	@for e in $(LEADERBOARD); do $(MAKE) --no-print-directory reproduce-$$(echo $$e | tr / -) || exit $$?; done
-	$(PY) -m rfrepro.report $(SMOKE_FLAG)
+	$(if $(LB_RESULTS),RFREPRO_RESULTS=$(LB_RESULTS) $(PY) -m rfrepro.report,$(PY) -m rfrepro.report $(SMOKE_FLAG))
 
 report: setup
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)

@@ -1,21 +1,24 @@
 """The cross-paper leaderboard: equal budgets, rank table, Pareto front, cross-paper claims, smoke sweep."""
 
+import importlib
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.leaderboard import common
-from experiments.leaderboard.gaussian_classification import claims as classification_claims
 from rfrepro.harness.claims import check_claims
 from rfrepro.harness.config import compose
 from rfrepro.harness.grid import expand
+from rfrepro.harness.outputs import study_module
 from rfrepro.harness.reproduce import main as reproduce_main
 from rfrepro.layout import study_slug
 from rfrepro.runner.steps import _build
 
 STUDY = "leaderboard/gaussian-classification"  # its smoke sweep runs on generated data only
+# imported as the outputs import it (study_module puts the project root on sys.path, as pytest alone does not)
+classification_claims = study_module(STUDY).claims
+common = importlib.import_module("experiments.leaderboard.common")
 
 
 def _arm_overrides(arm: str, point: str) -> list[str]:
@@ -114,3 +117,229 @@ def test_smoke_sweep_runs_and_judges(results_root):
     assert "Friedman" in summary and "| X-C4.2 | " in summary  # and the claim x challenger table
     claims = check_claims(json.loads((root / "claims" / f"{slug}.json").read_text()))
     assert len(claims) == 2 * 10 + 4 * 11  # C1.1 (two champions) x 10, C2.2 / C3.2 / C3.3 / C4.2 x 11
+
+
+# ----------------------------------------------------------------------------- the Laplacian and polynomial kernels
+
+NEW_STUDIES = {
+    "leaderboard/laplacian-regression": "laplacian", "leaderboard/laplacian-classification": "laplacian",
+    "leaderboard/polynomial-regression": "polynomial", "leaderboard/polynomial-classification": "polynomial",
+}
+FIXED_ARMS = {
+    "laplacian": {"rks_cos", "rks_cossin", "quasi", "nystrom", "tefm_g", "tefm_s", "comp", "rff_selection", "rff_opt"},
+    "polynomial": {"rm", "ts", "craft_rm", "craft_ts"},
+}
+RB_GRIDS = [1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64, 91, 128, 181]  # round(2^(k/2)), k = 0..15
+
+
+def _picks(job) -> dict:
+    return dict(o.split("=", 1) for o in job.overrides if "=" in o)
+
+
+@pytest.mark.parametrize("study", NEW_STUDIES)
+def test_new_studies_expand_to_their_arms_budgets_and_seeds(study):
+    kernel = NEW_STUDIES[study]
+    jobs = expand(study)
+    arms = {j.arm for j in jobs}
+    assert arms == FIXED_ARMS[kernel] | ({"rb"} if kernel == "laplacian" else set())
+    for arm in FIXED_ARMS[kernel]:
+        points = [(p["dataset"], p["lb_D"], p["seed"]) for p in map(_picks, (j for j in jobs if j.arm == arm))]
+        assert len(points) == len(set(points)) == 2 * 4 * 10  # datasets x D x seeds, each once
+        assert {p[1] for p in points} == {"d128", "d256", "d512", "d1024"}
+    rb = [_picks(j) for j in jobs if j.arm == "rb"]
+    if kernel == "laplacian":
+        assert len(rb) == 2 * len(RB_GRIDS) * 10 and all("lb_D" not in p for p in rb)
+        assert sorted({int(p["method.n_components"]) for p in rb}) == RB_GRIDS
+        assert all(p["eval.predict"] == "false" for p in rb)
+    cfg = compose(jobs[0].overrides)
+    assert cfg.kernel.name == kernel and cfg.sweep.wall_time is None
+    if kernel == "polynomial":  # Hamid et al.'s r = 7, q = 1 on unit-norm rows
+        assert (cfg.kernel.degree, cfg.kernel.offset, cfg.dataset.preprocess) == (7, 1.0, "zscore_unit_norm")
+    else:
+        assert cfg.kernel.sigma == "median" and cfg.dataset.preprocess == "zscore"
+    assert cfg.dataset.subsample.n_train == 2000
+
+
+def _fixed_arm_cases():
+    return [(s, a) for s, k in NEW_STUDIES.items() if s.endswith("classification") for a in sorted(FIXED_ARMS[k])]
+
+
+@pytest.mark.parametrize(("study", "arm"), _fixed_arm_cases())
+def test_every_fixed_arm_is_charged_D_output_columns(study, arm):
+    job = next(j for j in expand(study, smoke=True) if j.arm == arm and _picks(j).get("lb_D") == "d256")
+    cfg = compose([o for o in job.overrides if not o.startswith("dataset=")])
+    fmap = _build(cfg.method)
+    X = np.random.default_rng(0).standard_normal((400, 6))
+    if cfg.kernel.name == "polynomial":
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        up = fmap.up if hasattr(fmap, "up") else fmap  # a CRAFTMap's base map holds the kernel
+        assert (up.degree, up.offset) == (7, 1.0)
+    else:
+        assert fmap.kernel == "laplacian"
+    fmap.fit(X)
+    table = pd.DataFrame({"arm": [arm], "fitted.n_features_out": [fmap.n_features_out_],
+                          "method.max_components": [cfg.method.get("max_components")]})
+    assert common.budget(table).tolist() == [256.0]
+    if arm == "rff_selection":  # it keeps what improves the kernel: at most its cap's columns
+        assert fmap.n_features_out_ <= 256
+    else:
+        assert fmap.n_features_out_ == 256
+
+
+def test_random_binning_outputs_more_columns_than_grids_and_sits_where_they_fit():
+    from rfrepro.features import RandomBinning
+
+    X = np.random.default_rng(0).standard_normal((500, 4))
+    outs = [RandomBinning(R, sigma="median", random_state=0).fit(X).n_features_out_ for R in (4, 8, 16)]
+    assert all(out > R for out, R in zip(outs, (4, 8, 16)))  # columns are bins, not grids
+    got = common.budget(pd.DataFrame({"arm": "rb", "fitted.n_features_out": outs}))
+    assert [D / 2 < out <= D for out, D in zip(outs, got)] == [True] * 3
+    assert got.tolist() == [2.0 ** np.ceil(np.log2(o)) for o in outs]
+
+
+def _rb_table() -> pd.DataFrame:
+    rows = []
+    for seed in (0, 1):
+        for D in (128, 256):
+            rows.append({"status": "ok", "arm": "nystrom", "seed": seed, "dataset.name": "x",
+                         "fitted.n_features_out": D, "method.n_components": D})
+        # seed 0: 90 and 120 columns fit 128, 250 fits 256, 300 would need 512 (not on the axis)
+        for R, out in ((3, 90 + seed), (4, 120 - 20 * seed), (8, 250), (10, 300)):
+            rows.append({"status": "ok", "arm": "rb", "seed": seed, "dataset.name": "x",
+                         "fitted.n_features_out": out, "method.n_components": R})
+    return pd.DataFrame(rows).assign(**{"metrics.kerr_fro": 0.1, "metrics.error": 0.2})
+
+
+def test_random_binning_keeps_its_largest_run_within_each_budget():
+    rb = common.prepare(_rb_table()).query("arm == 'rb'").sort_values(["seed", common.BUDGET])
+    assert rb[["seed", common.BUDGET, "fitted.n_features_out"]].values.tolist() == [
+        [0, 128, 120], [0, 256, 250], [1, 128, 100], [1, 256, 250]]
+    note = common.free_columns_note(common.prepare(_rb_table()))
+    # shares 120/128, 250/256, 100/128, 250/256: mean 0.92, least 0.78
+    assert "on average 0.92 D (least 0.78 D)" in note and "D=128: R = 4; D=256: R = 8" in note
+
+
+def _lap_table(gain: float, *, predict: bool = True) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    rows = []
+    for D in (128, 256):
+        for seed in range(8):
+            base = 0.3 + 0.002 * rng.standard_normal()
+            rows.append({"status": "ok", "dataset.name": "checkerboard", "arm": "nystrom", "seed": seed,
+                         "fitted.n_features_out": D, "metrics.error": base, "metrics.kerr_fro": 0.1,
+                         "eval.predict": True})
+            rows.append({"status": "ok", "dataset.name": "checkerboard", "arm": "rb", "seed": seed,
+                         "fitted.n_features_out": D - 10, "metrics.error": base - gain if predict else np.nan,
+                         "metrics.kerr_fro": 0.2, "eval.predict": predict})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("gain", "verdict"), [(0.02, "pass"), (-0.02, "fail"), (0.0, "inconclusive")])
+def test_wu_c51_against_a_laplacian_challenger(gain, verdict):
+    (c,) = check_claims(common.cross_claims(_lap_table(gain), kernel="laplacian"))
+    assert (c["id"], c["verdict"]) == ("X-C5.1-vs-nystrom", verdict)
+    assert c["estimate"] == pytest.approx(-gain, abs=0.003)
+    assert set(c["measured"]["cells"]) == {"checkerboard, D=128", "checkerboard, D=256"}
+    assert c["data"]["kind"] == "generated"
+
+
+def test_wu_c51_is_not_run_when_random_binning_has_no_test_error():
+    (c,) = check_claims(common.cross_claims(_lap_table(0.02, predict=False), kernel="laplacian"))
+    assert c["verdict"] == "not-run" and "eval.predict is false" in c["reason"]
+    # its kernel error still ranks; the test-error table ranks the others instead of nothing
+    rt = common.rank_table(common.prepare(_lap_table(0.0, predict=False)), "metrics.error")
+    assert rt["method"].tolist() == ["nystrom"] and rt["blocks"].iloc[0] == 16
+
+
+def _poly_table(ratio: float) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    rows = []
+    for name in ("cpusmall", "cadata"):
+        for seed in range(6):
+            rm = 0.8 * np.exp(0.02 * rng.standard_normal())
+            for arm, kerr in (("rm", rm), ("ts", 0.6), ("craft_rm", ratio * rm), ("craft_ts", 0.3)):
+                rows.append({"status": "ok", "dataset.name": name, "arm": arm, "seed": seed,
+                             "fitted.n_features_out": 256, "metrics.kerr_fro": kerr, "metrics.error": 0.1})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(("ratio", "verdict"), [(0.5, "pass"), (1.5, "fail"), (1.0, "inconclusive")])
+def test_hamid_c32_craft_against_each_polynomial_challenger(ratio, verdict):
+    claims = {c["id"]: c for c in check_claims(common.cross_claims(_poly_table(ratio), ("C3.2",),
+                                                                   kernel="polynomial"))}
+    # each CRAFT map against RM and TS, not against the other CRAFT map
+    assert set(claims) == {f"X-C3.2-{c}-vs-{o}" for c in ("craft_rm", "craft_ts") for o in ("rm", "ts")}
+    c = claims["X-C3.2-craft_rm-vs-rm"]
+    assert c["verdict"] == verdict and c["estimate"] == pytest.approx(ratio, rel=1e-9)
+    assert set(c["measured"]["cells"]) == {"cpusmall, D=256", "cadata, D=256"}
+    assert claims["X-C3.2-craft_ts-vs-ts"]["verdict"] == "pass"  # 0.3 / 0.6 on every seed
+
+
+@pytest.mark.parametrize(("module", "kernel", "ids"), [
+    ("laplacian_classification", "laplacian", {"X-C5.1-vs-rks_cos", "X-C5.1-vs-nystrom", "X-C5.1-vs-rff_opt"}),
+    ("polynomial_classification", "polynomial", {"X-C3.2-craft_rm-vs-rm", "X-C3.3-craft_ts-vs-ts"}),
+])
+def test_new_studies_claims_without_runs_name_their_kernels_challengers(module, kernel, ids):
+    mod = study_module(f"leaderboard/{module.replace('_', '-')}")
+    empty = pd.DataFrame(columns=["status", "arm", "seed", "dataset.name", "fitted.n_features_out"])
+    claims = check_claims(mod.claims(empty))
+    assert {c["verdict"] for c in claims} == {"not-run"}
+    assert ids <= {c["id"] for c in claims}
+    challengers = {c["id"].rsplit("-vs-", 1)[1] for c in claims}
+    assert challengers == set(common.KERNEL_ARMS[kernel]) - {"rb", "craft_rm", "craft_ts"}
+
+
+def test_rank_table_shows_time_and_peak_memory_beside_the_rank():
+    table = _ranked_table(n_seeds=4).assign(status="ok", **{"fitted.n_features_out": 128})
+    table["timings.fit_s"] = table["arm"].map({"a": 1.0, "b": 2.0, "c": 4.0})
+    table["timings.train_s"] = 0.5
+    table["memory.peak_bytes"] = table["arm"].map({"a": 3, "b": 1, "c": 2}) * 2 ** 20
+    table["eval.predict"] = table["arm"] != "c"
+    text = common.rank_markdown(table, {"metrics.error": "test error"})
+    assert "| method | mean rank | 95% interval | time (s) | peak memory (MiB) |" in text
+    assert "| a | 1.00 | [1.00, 1.00] | 1.5 | 3 |" in text
+    assert "| c | 2.75 | " in text and "| 4.5 (map only) | 2 (map only) |" in text
+    assert "(map only): these runs train no model" in text
+
+
+def test_make_leaderboard_runs_every_kernel_and_reports_from_the_results_folder():
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = common.__file__.rsplit("/experiments/", 1)[0]
+    out = subprocess.run(["make", "-n", "-o", "setup", "-o", ".venv/.installed", "leaderboard", "SMOKE=1",
+                          "JOBS=1", "ARGS=paths.results=lb_out"], cwd=root, capture_output=True, text=True,
+                         timeout=60).stdout.splitlines()
+    runs = [x for x in out if "rfrepro.reproduce" in x]
+    assert {x.split("rfrepro.reproduce ", 1)[1].split()[0] for x in runs} == {
+        f"leaderboard-{k}-{t}" for k in ("gaussian", "laplacian", "polynomial")
+        for t in ("regression", "classification")}
+    assert all("--smoke" in x and x.rstrip().endswith("paths.results=lb_out") for x in runs)
+    # the runs went to lb_out itself (no smoke/ under it): the report reads it so
+    assert out[-1].startswith("RFREPRO_RESULTS=lb_out ") and out[-1].rstrip().endswith("-m rfrepro.report")
+
+
+@pytest.mark.slow  # 72 runs, about 160 s on 2 cores
+def test_laplacian_smoke_sweep_places_random_binning_and_reports_memory(results_root):
+    study = "leaderboard/laplacian-classification"
+    code = reproduce_main([study, "--smoke", "--jobs", "1"])
+    root = results_root / "smoke"
+    slug = study_slug(study)
+    table = pd.read_parquet(root / "tables" / f"{slug}.parquet")
+    assert code == 0 and set(table["status"]) == {"ok"} and len(table) == 9 * 2 * 3 + 6 * 3
+    ok = common.prepare(table)
+    rb = ok[ok["arm"] == "rb"]
+    assert set(rb[common.BUDGET]) == {128.0, 256.0} and len(rb) == 2 * 3  # one run per (D, seed)
+    share = rb["fitted.n_features_out"] / rb[common.BUDGET]
+    assert ((share > 0.5) & (share <= 1.0)).all()
+    assert rb["metrics.error"].isna().all() and rb["metrics.kerr_fro"].between(0, 2).all()
+    fixed = ok[~ok["arm"].isin(["rb", "rff_selection"])]
+    assert (fixed["fitted.n_features_out"].to_numpy() == fixed[common.BUDGET].to_numpy()).all()
+    assert (table["memory.peak_bytes"] > 0).all()
+    summary = (root / "tables" / f"{slug}.md").read_text()
+    assert sum(line.startswith("| random binning |") for line in summary.splitlines()) == 1  # kernel error only
+    assert "peak memory (MiB)" in summary and "| X-C5.1 | " in summary
+    claims = check_claims(json.loads((root / "claims" / f"{slug}.json").read_text()))
+    assert len(claims) == 9 and {c["verdict"] for c in claims} == {"not-run"}
