@@ -5,6 +5,8 @@
 #                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster;
 #                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
 #   make smoke                     every experiment in smoke mode
+#   make reproduce-all             every study of the five papers at full settings, then the report
+#                                  and the total wall time (JOBS=n, ARGS=..., STUDIES="a/b c/d": only those)
 #   make leaderboard               every map at equal feature budgets on its own kernel, cross-paper claims (SMOKE=1, JOBS=n)
 #   make report                    results/REPORT.md from the records so far (SMOKE=1: results/smoke/)
 #   make reference STUDY=<p>-<i>   run one study at full settings and save its outputs in results/reference/
@@ -20,7 +22,7 @@ SMOKE ?=
 SMOKE_FLAG := $(if $(filter-out 0,$(SMOKE)),--smoke,)
 EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 's|conf/experiment/||' -e 's|\.yaml$$||' | sort)
 
-.PHONY: setup lock demo test test-all smoke leaderboard report reference list lint bench clean-results help
+.PHONY: setup lock demo test test-all smoke reproduce-all leaderboard report reference list lint bench clean-results help
 .DEFAULT_GOAL := help
 
 help:
@@ -63,21 +65,37 @@ test-all: setup
 reproduce-%: setup
 	$(PY) -m rfrepro.reproduce $* --jobs $(JOBS) $(SMOKE_FLAG) $(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(ARGS)
 
-# every study runs even when one fails or has no data; the report is written; the exit
-# status is the worst one (1 a run failed, 3 runs not run: see rfrepro.harness.summary)
+# $(call RUN_EACH,<studies>,<flags>): each study in turn, even when one fails or has no
+# data; $$worst is then the worst exit status (1 a run failed, 3 runs not run: see
+# rfrepro.harness.summary)
+RUN_EACH = worst=0; for e in $(1); do $(PY) -m rfrepro.reproduce $$e $(2); \
+	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done
+# the results root a paths.results=DIR in ARGS names (empty: the default one)
+ARGS_RESULTS = $(lastword $(patsubst paths.results=%,%,$(filter paths.results=%,$(ARGS))))
+REPORT_CMD = $(if $(ARGS_RESULTS),RFREPRO_RESULTS=$(ARGS_RESULTS) $(PY) -m rfrepro.report,$(PY) -m rfrepro.report $(SMOKE_FLAG))
+
+# every study in smoke mode, then the smoke report; the exit status is the worst one
 smoke: setup
-	@worst=0; for e in $(EXPERIMENTS); do $(PY) -m rfrepro.reproduce $$e --smoke --jobs $(JOBS); \
-	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done; \
+	@$(call RUN_EACH,$(EXPERIMENTS),--smoke --jobs $(JOBS)); \
 	  $(PY) -m rfrepro.report --smoke; exit $$worst
+
+# every study of the five papers at full settings (each resumable), then the report and
+# the total wall time; the exit status is the worst one. STUDIES="a/b c/d": only those.
+PAPER_STUDIES = $(filter-out leaderboard/% spine/%,$(EXPERIMENTS))
+STUDIES ?= $(PAPER_STUDIES)
+reproduce-all: setup
+	@t0=$$(date +%s); $(call RUN_EACH,$(STUDIES),--jobs $(JOBS) $(SMOKE_FLAG) $(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(ARGS)); \
+	  $(REPORT_CMD); \
+	  echo "reproduce-all: $(words $(STUDIES)) studies in $$(( $$(date +%s) - t0 )) s of wall time (exit status $$worst)"; \
+	  exit $$worst
 
 # the cross-paper leaderboard: its studies in turn (each resumable; one pair per kernel:
 # gaussian-*, laplacian-*, polynomial-*), then the report. ARGS="paths.results=DIR": the
 # runs go to DIR itself, smoke or not (no smoke/ under it), and the report is DIR's
 LEADERBOARD = $(filter leaderboard/%,$(EXPERIMENTS))
-LB_RESULTS = $(lastword $(patsubst paths.results=%,%,$(filter paths.results=%,$(ARGS))))
 leaderboard: setup
 	@for e in $(LEADERBOARD); do $(MAKE) --no-print-directory reproduce-$$(echo $$e | tr / -) || exit $$?; done
-	$(if $(LB_RESULTS),RFREPRO_RESULTS=$(LB_RESULTS) $(PY) -m rfrepro.report,$(PY) -m rfrepro.report $(SMOKE_FLAG))
+	$(REPORT_CMD)
 
 report: setup
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)

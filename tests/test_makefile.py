@@ -1,5 +1,6 @@
 """The Makefile forwards what users give it (checked with `make -n`: nothing runs)."""
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,3 +52,25 @@ def test_clean_results_removes_every_generated_folder_and_nothing_else(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not any(p.exists() for p in generated)
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_reproduce_all_runs_each_study_even_after_a_bad_one_and_prints_the_total(tmp_path):
+    # a study that does not exist (exit 2), then Sun Fig. 1 in smoke mode (generated data, seconds)
+    proc = subprocess.run(["make", "-s", "-o", "setup", "-o", ".venv/.installed", "reproduce-all",
+                           "STUDIES=no/such sun2018/fig1", "SMOKE=1", "JOBS=2",
+                           f"ARGS=paths.results={tmp_path}"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "error: " in proc.stderr and "no/such" in proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"reproduce-all: 2 studies in \d+ s of wall time \(exit status 2\)", last), last
+    assert (tmp_path / "claims" / "sun2018-fig1.json").is_file() and (tmp_path / "REPORT.md").is_file()
+
+
+def test_reproduce_all_is_every_study_of_the_five_papers():
+    line = _dry("reproduce-all").splitlines()[0]
+    studies = line.split(" for e in ", 1)[1].split("; do", 1)[0].split()
+    assert {s.split("/")[0] for s in studies} == {"chen2015", "hamid2014", "schleif2016", "sun2018", "wu2016"}
+    papers = ("chen2015", "hamid2014", "schleif2016", "sun2018", "wu2016")
+    on_disk = {f"{p.parent.name}/{p.stem}" for paper in papers
+               for p in (ROOT / "conf" / "experiment" / paper).glob("*.yaml") if not p.name.startswith("_")}
+    assert sorted(studies) == sorted(on_disk) and len(studies) == 20

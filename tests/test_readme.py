@@ -25,6 +25,7 @@ HOW = {
     "make reproduce-sun2018-fig1": (["SMOKE=1"], ()),
     "make reproduce-sun2018-fig1 SMOKE=1": ("as is", ()),
     "make smoke": ("as is", ("slow", "mirror")),
+    "make reproduce-all": (["SMOKE=1", "STUDIES=sun2018/fig1 schleif2016/fig1"], ("mirror",)),
     "make report": ("as is", ()),
     ".venv/bin/python -m rfrepro experiment=sun2018/fig1 method.n_components=1,3 seed=0,1 -m": (SMALL, ()),
     ".venv/bin/python -m rfrepro experiment=sun2018/fig1 method.n_components=1,3 seed=0,1 "
