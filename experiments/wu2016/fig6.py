@@ -27,6 +27,12 @@ STAT_D = "per seed: RB's speedup minus RF's speedup at {p} threads ({loss}), sam
 WHY_D = "'in contrast to RF that has almost no speedup': RB's speedup is larger, by any amount"
 
 
+#: What would settle a missed speedup bar: it measures our parallel RCD as much as the paper's claim.
+SETTLE_RB = ("a parallel RCD whose speedup holds from run to run (ours varies between runs at 2 threads: "
+             "scripts/bench_wu.py --only rcd prints it beside the machine's own 2-thread control) and more "
+             "threads than 2 (the paper's Fig. 6 goes to 16)")
+
+
 def rb_threshold(p: int) -> float:
     """C5.3's bar for RB's speedup at ``p`` threads: (1 + p) / 2, the midpoint of Eq. (29)'s range.
 
@@ -129,6 +135,8 @@ def claims(table: pd.DataFrame) -> list[dict]:
                           values=diff.tolist(), threshold=0.0, side="greater", threshold_why=WHY_D,
                           measured={"rf_speedup_mean": float(np.mean(rf)) if len(rf) else None,
                                     "host_load": load_text})]
+            if pair[0]["verdict"] == "fail":  # the bar is missed: our solver may be the cause
+                pair[0]["fail_kind"], pair[0]["settle"] = "limitation", SETTLE_RB
             for c in pair:
                 if busy and c["verdict"] in ("pass", "fail"):
                     c["reason"] = (f"host busy ({load_text}, above cores + {BUSY_MARGIN}): speedups need idle "

@@ -258,8 +258,12 @@ def test_fig6_speedup_claims():
     v = _verdicts(fig6.claims(t))
     assert v["C5.3-ijcnn1_val-lasso-rb"] == "pass" and v["C5.3-ijcnn1_val-l1svm-vs-rf"] == "pass"
     assert v["C5.3-covtype-lasso-rb"] == "not-run"
-    v = _verdicts(fig6.claims(_fig6_table(rb_speed=1.1, rf_speed=1.1)))
-    assert v["C5.3-ijcnn1_val-lasso-rb"] == "fail"
+    slow = {c["id"]: c for c in fig6.claims(_fig6_table(rb_speed=1.1, rf_speed=1.1))}
+    assert slow["C5.3-ijcnn1_val-lasso-rb"]["verdict"] == "fail"
+    # a missed bar measures our solver as much as the paper: a limitation, with what would settle it
+    assert slow["C5.3-ijcnn1_val-lasso-rb"]["fail_kind"] == "limitation"
+    assert "parallel RCD" in slow["C5.3-ijcnn1_val-lasso-rb"]["settle"]
+    assert "fail_kind" not in {c["id"]: c for c in fig6.claims(t)}["C5.3-ijcnn1_val-lasso-rb"]
     assert "fig6" in fig6.summary(t) or "ijcnn1" in fig6.summary(t)
 
 
