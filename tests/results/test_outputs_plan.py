@@ -184,9 +184,9 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     assert not layout.runs_dir.exists() and reference.folder_bytes(dest) < reference.MAX_BYTES
     prov = json.loads((dest / "provenance" / "schleif2016-fig1.json").read_text())
     assert prov["runs"] > 0 and prov["code_versions"] and prov["commits"]
-    from rfrepro.runner.env import git_commit
-
-    assert prov["outputs_commit"] == reference._short(git_commit())   # the commit that drew the outputs
+    assert prov["outputs_commit"] == reference.outputs_commit()   # the commit that drew the outputs
+    assert prov["outputs_commit"].split("+")[0] in subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT,
+                                                                  capture_output=True, text=True).stdout
     report = (dest / "REPORT.md").read_text()
     assert "### schleif2016/fig1:" in report and "Made by code version" not in report
     assert f"tables, claims and figure drawn at commit {prov['outputs_commit']}." in report

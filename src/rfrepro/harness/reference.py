@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,16 +58,34 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
             b.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(a, b)
     p = s.provenance
-    from rfrepro.runner.env import git_commit
-
     # the runs' commits made the numbers; the commit at saving drew the table, claims and figure
     doc = {"study": study, "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-           "outputs_commit": _short(git_commit()), "commits": p.get("commits"), "code_versions": p.get("code_versions"),
+           "outputs_commit": outputs_commit(), "commits": p.get("commits"), "code_versions": p.get("code_versions"),
            "planned_code_version": s.plan.get("code_version"), "runs": p.get("runs"),
            "wall_s": p.get("span_s"), "compute_s": p.get("compute_s"), "hosts": p.get("hosts")}
     target = out.root / "provenance" / f"{slug}.json"
     atomic_write_text(target, json.dumps(doc, indent=1))
     return target
+
+
+def outputs_commit() -> str:
+    """HEAD's first 10 characters, ``+dirty`` when tracked files other than the results folder changed.
+
+    Saving references rewrites tracked files under ``results/reference``: those
+    never make the code that drew the outputs dirty.
+    """
+    from rfrepro.layout import project_root
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=project_root(), capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return _short((sha or "unknown") + ("+dirty" if dirty else ""))
 
 
 def _short(commit: str) -> str:
