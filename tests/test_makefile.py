@@ -14,7 +14,7 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 def _dry(*args: str) -> str:
     # the setup prerequisite is touched, not rebuilt: -n prints the recipe only
-    proc = subprocess.run(["make", "-n", "-o", "setup", "-o", ".venv/.installed", *args], cwd=ROOT,
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-o", "setup", "-o", ".venv/.installed", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout

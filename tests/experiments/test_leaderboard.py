@@ -309,7 +309,7 @@ def test_make_leaderboard_runs_every_kernel_and_reports_from_the_results_folder(
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
     root = common.__file__.rsplit("/experiments/", 1)[0]
-    out = subprocess.run(["make", "-n", "-o", "setup", "-o", ".venv/.installed", "leaderboard", "SMOKE=1",
+    out = subprocess.run(["make", "-n", "--no-print-directory", "-o", "setup", "-o", ".venv/.installed", "leaderboard", "SMOKE=1",
                           "JOBS=1", "ARGS=paths.results=lb_out"], cwd=root, capture_output=True, text=True,
                          timeout=60).stdout.splitlines()
     runs = [x for x in out if "rfrepro.reproduce" in x]
