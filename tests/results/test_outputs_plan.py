@@ -72,6 +72,9 @@ def test_the_plan_lists_the_sweeps_runs(swept):
     one = plan["runs"][0]
     assert {"run_id", "compute_id", "arm", "overrides", "dataset", "seed", "data_fingerprint"} <= set(one)
     assert one["dataset"] == "disk_annulus" and one["data_fingerprint"]
+    # a plan says what each run computes, never where its results went (no machine's paths)
+    assert not [o for r in plan["runs"] for o in r["overrides"] if "paths.results" in o]
+    assert str(swept) not in ResultsLayout(swept).plan("sun2018-fig1").read_text()
 
 
 def test_outputs_and_report_compose_nothing_and_touch_no_data(swept, counted):

@@ -88,7 +88,8 @@ def save_plan(name: str, planned: list[Planned], root: str | Path, *, smoke: boo
     for p in planned:
         run_id, compute_id, fingerprint, unavailable = p.ident or (None, None, None, None)
         runs.append({
-            "run_id": run_id, "compute_id": compute_id, "arm": p.job.arm, "overrides": list(p.job.overrides),
+            "run_id": run_id, "compute_id": compute_id, "arm": p.job.arm,
+            "overrides": user_overrides(p.job.overrides),  # what the run computes, not where it went
             "dataset": None if p.cfg is None else p.cfg.dataset.get("name"),
             "seed": None if p.cfg is None else p.cfg.get("seed"),
             "data_fingerprint": fingerprint,
