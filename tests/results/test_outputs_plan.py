@@ -185,6 +185,10 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
                  dest / "provenance" / "schleif2016-fig1.json", layout.site / "index.html"):
         assert path.is_file(), path
     assert not layout.runs_dir.exists() and reference.folder_bytes(dest) < reference.MAX_BYTES
+    # nothing in it names the machine the runs were made on (results folder, mirror, data folder)
+    for path in dest.rglob("*"):
+        if path.is_file():
+            assert str(tmp_path).encode() not in path.read_bytes(), path
     prov = json.loads((dest / "provenance" / "schleif2016-fig1.json").read_text())
     assert prov["runs"] > 0 and prov["code_versions"] and prov["commits"]
     assert prov["outputs_commit"] == reference.outputs_commit()   # the commit that drew the outputs

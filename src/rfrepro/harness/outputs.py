@@ -148,13 +148,13 @@ def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
     table = records_to_table(own)
     if table.empty:
         table = pd.DataFrame({"run_id": pd.Series(dtype=str), "status": pd.Series(dtype=str)})
-    table.attrs["results_root"] = str(root)
     written: dict[str, Path] = {}
     errors: dict[str, str] = {}
 
     tpath = layout.table(slug)
     atomic_replace(tpath, lambda tmp: table.to_parquet(tmp, index=False))
     written["table"] = tpath
+    table.attrs["results_root"] = str(root)  # for the study's code, not saved with the table
 
     module = study_module(study)
     n_ok = int((table["status"] == FINISHED).sum())

@@ -25,12 +25,17 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from rfrepro.atomic import atomic_write_text
+import pandas as pd
+
+from rfrepro.atomic import atomic_replace, atomic_write_text
 from rfrepro.harness.scorecard import load_study, run_status
 from rfrepro.harness.summary import EXIT_USAGE
 from rfrepro.layout import ResultsLayout, default_root, study_slug
 
 REFERENCE = "reference"
+#: columns of the tidy table that describe the machine the runs were made on (the mirror and
+#: the data folder in an unavailable run's error and URLs tried): the runs' own records keep them
+LOCAL_COLUMNS = ("error", "urls_tried")
 #: the most the reference folder may weigh (issue: keep it small)
 MAX_BYTES = 20 * 2**20
 
@@ -56,7 +61,11 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
         a, b = getattr(src, path_of)(slug), getattr(out, path_of)(slug)
         if a.is_file():
             b.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(a, b)
+            if path_of == "table":
+                table = pd.read_parquet(a).drop(columns=list(LOCAL_COLUMNS), errors="ignore")
+                atomic_replace(b, lambda tmp, t=table: t.to_parquet(tmp, index=False))
+            else:
+                shutil.copy2(a, b)
     p = s.provenance
     # the runs' commits made the numbers; the commit at saving drew the table, claims and figure
     doc = {"study": study, "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
