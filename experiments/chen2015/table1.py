@@ -34,7 +34,7 @@ from rfrepro.harness.claims import (
     not_run,
     with_data,
 )
-from rfrepro.harness.hostload import BUSY_MARGIN, host_busy
+from rfrepro.harness.hostload import host_busy, unless_busy
 from rfrepro.harness.plots import finished
 
 N, L = "dataset.n_train", "fitted.n_features_out"
@@ -289,8 +289,4 @@ def guarded(claim: dict, runs: pd.DataFrame) -> dict:
     claim.setdefault("measured", {})
     if isinstance(claim["measured"], dict):
         claim["measured"]["host_load"] = text
-    if busy and claim["verdict"] in (PASS, FAIL):
-        claim["verdict"] = INCONCLUSIVE
-        claim["reason"] = (f"host busy ({text}, above cores + {BUSY_MARGIN}): the times are not evidence"
-                           + (f"; {claim['reason']}" if claim.get("reason") else ""))
-    return claim
+    return unless_busy(claim, busy, text)

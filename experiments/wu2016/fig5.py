@@ -29,7 +29,7 @@ from experiments.wu2016.common import (
     seeds_text,
 )
 from rfrepro.harness.claims import FAIL, PASS, judge, judge_every, not_run, with_data
-from rfrepro.harness.hostload import BUSY_MARGIN, host_busy
+from rfrepro.harness.hostload import host_busy, unless_busy
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 BASELINES = ("rf", "nystrom", "blockdiag_size", "blockdiag_count")
@@ -306,10 +306,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
             c = judge_often(f"C5.1-{what}{suffix}", cells, censored, paper_text=text,
                             statistic=STAT_C.format(who=who, what=what, n=N_LEVELS), threshold_why=WHY_C,
                             reason=reason, measured=detail)
-            if what == "time" and busy and c["verdict"] in (PASS, FAIL):
-                c["measured_verdict"] = c["verdict"]
-                c["verdict"] = "inconclusive"
-                c["reason"] = (f"host busy ({load_text}, above cores + {BUSY_MARGIN}): the times are not evidence "
-                               f"either way; {c['reason']}")
+            if what == "time":
+                unless_busy(c, busy, load_text)
             out.append(with_data(c, kind, note))
     return out

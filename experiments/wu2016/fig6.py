@@ -7,7 +7,7 @@ import pandas as pd
 
 from experiments.wu2016.common import claim_data, label, not_run_reason, per_dataset, seeds_text
 from rfrepro.harness.claims import judge, not_run, with_data
-from rfrepro.harness.hostload import BUSY_MARGIN, host_busy
+from rfrepro.harness.hostload import host_busy, unless_busy
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
 P = "model.n_threads"
@@ -137,10 +137,6 @@ def claims(table: pd.DataFrame) -> list[dict]:
                                     "host_load": load_text})]
             if pair[0]["verdict"] == "fail":  # the bar is missed: our solver may be the cause
                 pair[0]["fail_kind"], pair[0]["settle"] = "limitation", SETTLE_RB
-            for c in pair:
-                if busy and c["verdict"] in ("pass", "fail"):
-                    c["reason"] = (f"host busy ({load_text}, above cores + {BUSY_MARGIN}): speedups need idle "
-                                   f"cores, so the {c['verdict']} is not a verdict; rerun on an idle machine")
-                    c["verdict"] = "inconclusive"
-            out += [with_data(c, *data) for c in pair]
+            why = "speedups need idle cores, so the times are not a verdict; rerun on an idle machine"
+            out += [with_data(unless_busy(c, busy, load_text, why), *data) for c in pair]
     return out
