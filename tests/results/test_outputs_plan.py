@@ -90,6 +90,27 @@ def test_outputs_and_report_compose_nothing_and_touch_no_data(swept, counted):
     assert "### sun2018/fig1:" in report and (swept / "site" / "index.html").is_file()
 
 
+def test_the_report_redraws_only_studies_whose_plan_or_records_changed(swept):
+    from rfrepro.harness.outputs import build_outputs, outputs_current
+
+    layout = ResultsLayout(swept)
+    written = build_outputs("sun2018/fig1", swept)
+    assert outputs_current("sun2018/fig1", swept)
+    figure = layout.figure("sun2018-fig1")
+    stamp = figure.stat().st_mtime_ns
+    assert build_outputs("sun2018/fig1", swept, reuse=True) == {} and figure.stat().st_mtime_ns == stamp
+    # a record rewritten (a rerun, --force): drawn again
+    record = next(layout.study_runs("sun2018-fig1").glob("*.json"))
+    os.utime(record, ns=(record.stat().st_atime_ns, record.stat().st_mtime_ns + 10**9))
+    assert not outputs_current("sun2018/fig1", swept)
+    assert set(build_outputs("sun2018/fig1", swept, reuse=True)) == set(written)
+    assert outputs_current("sun2018/fig1", swept)
+    # an output removed by hand: drawn again
+    figure.unlink()
+    assert not outputs_current("sun2018/fig1", swept)
+    assert build_outputs("sun2018/fig1", swept, reuse=True) and figure.is_file()
+
+
 def test_a_study_never_planned_is_not_run_yet(tmp_path, counted):
     from rfrepro.harness.outputs import build_outputs
     from rfrepro.harness.report import write_report

@@ -22,8 +22,11 @@ artifact paths in the records (``artifacts.*`` columns) resolve.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -128,21 +131,70 @@ def _save_figure(fig, root: Path, slug: str, written: dict, banner: str | None =
     plt.close(fig)
 
 
-def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """Digest of everything that draws outputs: the package, the study code, the configs, the libraries."""
+    import matplotlib
+
+    root = project_root()
+    h = hashlib.sha256(f"pandas {pd.__version__} matplotlib {matplotlib.__version__}".encode())
+    files = [*Path(__file__).resolve().parents[1].rglob("*.py"), *(root / "experiments").rglob("*.py"),
+             *(root / "conf").rglob("*.yaml")]
+    for f in sorted(set(files)):
+        h.update(str(f.relative_to(f.parents[2])).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def outputs_key(study: str, root: Path) -> str:
+    """What a study's outputs are drawn from: its plan's bytes, its record files (name, size, mtime) and
+    the code that draws them (:func:`_code_digest`). Equal keys: the outputs on disk are current."""
+    layout = ResultsLayout(root)
+    slug = study_slug(study)
+    h = hashlib.sha256(_code_digest().encode())
+    plan = layout.plan(slug)
+    h.update(plan.read_bytes() if plan.is_file() else b"no plan")
+    try:
+        entries = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns)
+                         for e in os.scandir(layout.study_runs(slug)) if e.name.endswith(".json"))
+    except FileNotFoundError:
+        entries = []
+    h.update(json.dumps(entries).encode())
+    return h.hexdigest()
+
+
+def outputs_current(study: str, root: str | Path) -> bool:
+    """True when the study's outputs were built from what is on disk now (same key) and are all still there."""
+    root = Path(root)
+    layout = ResultsLayout(root)
+    slug = study_slug(study)
+    try:
+        status = json.loads(layout.status(slug).read_text())
+    except (OSError, ValueError):
+        return False
+    if status.get("outputs_key") != outputs_key(study, root):
+        return False
+    return all((root / rel).is_file() for rel in status.get("outputs", []))
+
+
+def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> dict[str, Path]:
     """Write the table, figure, summary, claims and status of ``study``; return their paths.
 
     Drawn from the study's saved plan and its records alone (a study never
     planned under ``results_root`` gets not-run outputs). An output function
     that raises does not stop the others: its error is kept in
-    ``tables/<slug>.status.json`` (and shown in REPORT.md).
+    ``tables/<slug>.status.json`` (and shown in REPORT.md). ``reuse``: leave
+    outputs that are current (:func:`outputs_current`) as they are and return {}.
     """
+    root = Path(results_root)
+    if reuse and outputs_current(study, root):
+        return {}
     import matplotlib
 
     matplotlib.use("Agg")
 
-    root = Path(results_root)
     slug = study_slug(study)
     layout = ResultsLayout(root)
+    key = outputs_key(study, root)  # before reading: a record written meanwhile makes the next build redo it
     plan = load_plan(study, root)
     own, expected, records = own_runs(study, root, plan)
     table = records_to_table(own)
@@ -201,6 +253,8 @@ def build_outputs(study: str, results_root: str | Path) -> dict[str, Path]:
         "extra_runs": extra_ids,
         "extra_finished": sum(1 for i in extra_ids if records[i].get("status") == FINISHED),
         "output_errors": errors,
+        "outputs_key": key,
+        "outputs": sorted(str(Path(p).relative_to(root)) for p in written.values()),
     }
     spath = layout.status(slug)
     atomic_write_text(spath, json.dumps(jsonable(status), indent=1))

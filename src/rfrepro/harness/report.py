@@ -1,6 +1,6 @@
 """results/REPORT.md and the HTML scorecard (results/site/): what reproduced, on the first screen.
 
-    python -m rfrepro.report [--smoke] [--no-rebuild]
+    python -m rfrepro.report [--smoke] [--no-rebuild | --rebuild-all]
 
 The first screen answers "what reproduced?": one row per paper with its claims
 counted by verdict and its one-line verdict, then a table of contents. Then
@@ -8,7 +8,8 @@ each paper's claims one line each (id, short sentence, estimate [95% CI] vs
 threshold, verdict); then per study its figure, paper-vs-ours table, each
 claim's statistic, reason and data, its declared deviations (written once per
 family of studies that share them) and its failed, refused or extra runs.
-Studies not run yet take one line each.
+Studies not run yet take one line each. A study whose plan, records and drawing code
+are unchanged since its outputs were built keeps them (`--rebuild-all` redraws all).
 
 Everything is drawn from the saved plans and the records (rfrepro.harness.plan,
 rfrepro.harness.scorecard): no config is composed and no data is read, so the
@@ -288,8 +289,10 @@ def render(root: Path, papers: list[Paper], errors: dict[str, str]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_report(root: Path, rebuild: bool = True, site: bool = True, progress: bool = False) -> Path:
-    """Rebuild every planned study's outputs (``rebuild``), write REPORT.md and the site; return REPORT.md."""
+def write_report(root: Path, rebuild: bool = True, site: bool = True, progress: bool = False,
+                 reuse: bool = True) -> Path:
+    """Rebuild every planned study's outputs (``rebuild``; ``reuse``: only those whose plan, records or
+    drawing code changed since they were built), write REPORT.md and the site; return REPORT.md."""
     root = Path(root)
     layout = ResultsLayout(root)
     studies = options("experiment")
@@ -298,7 +301,7 @@ def write_report(root: Path, rebuild: bool = True, site: bool = True, progress: 
         planned = [s for s in studies if layout.plan(study_slug(s)).is_file()]
         for study in tqdm(planned, desc="report", unit="study", disable=not progress):
             try:
-                build_outputs(study, root)
+                build_outputs(study, root, reuse=reuse)
             except Exception as exc:  # noqa: BLE001 - one broken study must not stop the report
                 errors[study] = f"{type(exc).__name__}: {exc}"
     papers = collect(root, studies)
@@ -316,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true", help="report on the smoke-mode results")
     ap.add_argument("--no-rebuild", action="store_true", help="do not rebuild tables/figures first")
+    ap.add_argument("--rebuild-all", action="store_true",
+                    help="redraw every study's outputs, even those whose plan, records and code did not change")
     args = ap.parse_args(argv)
     root = results_root(args.smoke)
     try:
@@ -323,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    path = write_report(Path(root), rebuild=not args.no_rebuild, progress=True)
+    path = write_report(Path(root), rebuild=not args.no_rebuild, progress=True, reuse=not args.rebuild_all)
     print(f"wrote {path} and {ResultsLayout(root).site / 'index.html'}")
     layout = ResultsLayout(root)
     if not args.smoke and not any(layout.plan(study_slug(s)).is_file() for s in options("experiment")) \

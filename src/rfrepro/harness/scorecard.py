@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -257,11 +258,13 @@ def load_study(study: str, root: str | Path) -> Study:
 
 
 def collect(root: str | Path, studies: list[str] | None = None) -> list[Paper]:
-    """Every paper with its studies (all of the project's studies, run or not)."""
+    """Every paper with its studies (all of the project's studies, run or not): the papers
+    (``<author><year>``) first, then the project's own studies (the leaderboard, the spine)."""
     by_paper: dict[str, list[Study]] = {}
     for study in studies if studies is not None else options("experiment"):
         by_paper.setdefault(study.split("/", 1)[0], []).append(load_study(study, root))
-    return [Paper(p, paper_citation(p), ss) for p, ss in by_paper.items()]
+    order = sorted(by_paper, key=lambda p: (not re.fullmatch(r"[a-z]+\d{4}", p), p))
+    return [Paper(p, paper_citation(p), by_paper[p]) for p in order]
 
 
 def adhoc_runs(root: str | Path) -> pd.DataFrame:

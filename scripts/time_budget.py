@@ -1,0 +1,162 @@
+"""Where the time of a full reproduction goes: per study, per arm and per phase, from the runs' own timings.
+
+    .venv/bin/python scripts/time_budget.py [--results results/reference] [--arms 3] [--write docs/performance.md]
+
+Reads each study's tidy table (``tables/<slug>.parquet``, one row per run with
+its ``timings.*``) and, where the results folder is a reference, its
+provenance (``provenance/<slug>.json``: the sweep's wall time). Prints one
+markdown table per level:
+
+- per study: finished runs, the sweep's wall time (first start to last finish of
+  its runs: a study that reused another's runs spans both), the summed compute
+  time of its runs (``timings.total_s``) and the share of that compute in each
+  phase: data loading, map fit, transform (training rows, ``fit_transform_s``
+  where a map fits and transforms in one pass, and the kernel-error rows),
+  model training, test transform + predict, inner cross-validation, the
+  exact-kernel reference (kernel error, kernel images), the repetitions of a
+  timing study beyond the fastest (``eval.time_repeats``), and ``other`` (the
+  rest of a run: its own config, the map's untimed warm-up, scoring);
+- ``all``: the same over every study, each computation counted once;
+- per study, its ``--arms`` most expensive arms with their compute time.
+
+Nothing is timed here: it adds up what the runs recorded, so it is the same on
+any machine. ``--write`` also saves the tables into a markdown file between
+the markers ``<!-- time-budget:begin -->`` and ``<!-- time-budget:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+#: phase -> the timings columns it sums (a column absent from a table counts 0); the map's transform of
+#: the kernel-error rows is counted as a transform, not as the kernel reference that contains it
+PHASES = {
+    "load": ("timings.load_s",),
+    "fit": ("timings.fit_s",),
+    "transform": ("timings.transform_train_s", "timings.fit_transform_s", "timings.transform_kernel_rows_s"),
+    "train": ("timings.train_s",),
+    "test": ("timings.transform_test_s", "timings.predict_test_s"),
+    "cv": ("timings.cv_s",),
+    "kernel ref": ("timings.kernel_error_s", "timings.kernel_image_s"),
+}
+#: columns inside another phase's column (subtracted from it)
+NESTED = {"kernel ref": ("timings.transform_kernel_rows_s",)}
+#: the repeated timings of eval.time_repeats (lists per step): their cost beyond the fastest one
+REPEATS = ("timings_repeats.fit_s", "timings_repeats.transform_train_s", "timings_repeats.fit_transform_s",
+           "timings_repeats.train_s")
+NAMES = [*PHASES, "repeats", "other"]
+BEGIN, END = "<!-- time-budget:begin -->", "<!-- time-budget:end -->"
+
+
+def _col(table: pd.DataFrame, col: str) -> pd.Series:
+    return table[col].fillna(0).astype(float) if col in table else pd.Series(0.0, index=table.index)
+
+
+def _extra_repeats(v) -> float:
+    """Seconds of a step's repetitions beyond the fastest (which the step's own timing keeps)."""
+    if isinstance(v, str):  # the tidy table keeps a list as its JSON text
+        v = json.loads(v)
+    try:
+        seen = [float(x) for x in v]
+    except TypeError:  # NaN: the run did not repeat this step
+        return 0.0
+    return sum(seen) - min(seen) if seen else 0.0
+
+
+def phase_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """Per finished run: seconds per phase; ``other`` = total - the phases (>= 0), ``total`` = timings.total_s."""
+    ok = table[table["status"] == "ok"] if "status" in table else table
+    out = pd.DataFrame(index=ok.index)
+    for name, cols in PHASES.items():
+        out[name] = sum(_col(ok, c) for c in cols) - sum(_col(ok, c) for c in NESTED.get(name, ()))
+    out["repeats"] = sum(ok[c].map(_extra_repeats) if c in ok else 0.0 for c in REPEATS)
+    out["total"] = _col(ok, "timings.total_s")
+    out["other"] = (out["total"] - out[[*PHASES, "repeats"]].sum(axis=1)).clip(lower=0)
+    for c in ("arm", "compute_id"):
+        out[c] = ok[c].fillna("-") if c in ok else "-"
+    return out
+
+
+def budget(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(seconds per phase per study, compute per study x arm) for the tables under ``results``, and a
+    last study row ``all`` counting each computation once (runs that several studies share count once)."""
+    studies, arms, every = [], [], []
+    for path in sorted((results / "tables").glob("*.parquet")):
+        slug = path.stem
+        table = pd.read_parquet(path)
+        if table.empty or "timings.total_s" not in table:
+            continue
+        prov = results / "provenance" / f"{slug}.json"
+        wall = json.loads(prov.read_text()).get("wall_s") if prov.is_file() else None
+        runs = phase_columns(table)
+        every.append(runs)
+        studies.append({"study": slug, "runs": len(runs), "wall_s": wall, **runs[[*NAMES, "total"]].sum()})
+        for arm, part in runs.groupby("arm"):
+            arms.append({"study": slug, "arm": arm, "runs": len(part), "compute_s": part["total"].sum()})
+    studies = pd.DataFrame(studies)
+    if len(studies):
+        allruns = pd.concat(every)
+        once = pd.concat([allruns[allruns["compute_id"] == "-"],
+                          allruns[allruns["compute_id"] != "-"].drop_duplicates("compute_id")])
+        # no wall time: the studies' spans overlap where one reused another's runs
+        studies = pd.concat([studies, pd.DataFrame([{"study": "all", "runs": len(once), "wall_s": None,
+                                                     **once[[*NAMES, "total"]].sum()}])], ignore_index=True)
+    return studies, pd.DataFrame(arms)
+
+
+def _s(v) -> str:
+    return "-" if v is None or pd.isna(v) else f"{v:,.0f}"
+
+
+def markdown(studies: pd.DataFrame, arms: pd.DataFrame, top: int = 3) -> str:
+    lines = ["| study | runs | wall (s) | compute (s) | " + " | ".join(NAMES) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(NAMES)]
+    body = studies[studies["study"] != "all"].sort_values("total", ascending=False)
+    for _, r in pd.concat([body, studies[studies["study"] == "all"]]).iterrows():
+        share = [f"{100 * r[n] / r['total']:.0f}%" if r["total"] else "-" for n in NAMES]
+        name = "**all** (a computation shared by studies counted once)" if r["study"] == "all" else r["study"]
+        lines.append(f"| {name} | {r['runs']} | {_s(r['wall_s'])} | {_s(r['total'])} | " + " | ".join(share) + " |")
+    lines += ["", "| study | most expensive arms (compute s, runs) |", "|---|---|"]
+    for slug, part in arms.groupby("study", sort=False):
+        best = part.sort_values("compute_s", ascending=False).head(top)
+        lines.append(f"| {slug} | " + "; ".join(f"{a['arm']} {_s(a['compute_s'])} s ({a['runs']})"
+                                               for _, a in best.iterrows()) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_between_markers(path: Path, text: str) -> None:
+    doc = path.read_text()
+    if BEGIN not in doc or END not in doc:
+        raise ValueError(f"{path} has no {BEGIN} ... {END} block")
+    head, rest = doc.split(BEGIN, 1)
+    path.write_text(head + BEGIN + "\n" + text + rest[rest.index(END):])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", default="results/reference", help="a results root (default: the reference)")
+    ap.add_argument("--arms", type=int, default=3, help="arms listed per study")
+    ap.add_argument("--write", type=Path, help="also write the tables into this markdown file, between markers")
+    args = ap.parse_args(argv)
+    results = Path(args.results)
+    if not (results / "tables").is_dir():
+        print(f"error: {results} has no tables/ (a results root, e.g. results/reference)", file=sys.stderr)
+        return 2
+    studies, arms = budget(results)
+    if studies.empty:
+        print(f"error: no table under {results / 'tables'} has run timings", file=sys.stderr)
+        return 2
+    text = markdown(studies, arms, args.arms)
+    print(text, end="")
+    if args.write:
+        write_between_markers(args.write, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
