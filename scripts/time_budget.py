@@ -7,8 +7,9 @@ its ``timings.*``) and, where the results folder is a reference, its
 provenance (``provenance/<slug>.json``: the sweep's wall time). Prints one
 markdown table per level:
 
-- per study: finished runs, the sweep's wall time (first start to last finish of
-  its runs: a study that reused another's runs spans both), the summed compute
+- per study: finished runs, the span of its runs (first start to last finish: a
+  study that reused another's runs, or was resumed after a pause, spans both,
+  so ``make list`` owns the study's wall time), the summed compute
   time of its runs (``timings.total_s``) and the share of that compute in each
   phase: data loading, map fit, transform (training rows, ``fit_transform_s``
   where a map fits and transforms in one pass, and the kernel-error rows),
@@ -103,7 +104,7 @@ def budget(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         allruns = pd.concat(every)
         once = pd.concat([allruns[allruns["compute_id"] == "-"],
                           allruns[allruns["compute_id"] != "-"].drop_duplicates("compute_id")])
-        # no wall time: the studies' spans overlap where one reused another's runs
+        # no span: the studies' spans overlap where one reused another's runs
         studies = pd.concat([studies, pd.DataFrame([{"study": "all", "runs": len(once), "wall_s": None,
                                                      **once[[*NAMES, "total"]].sum()}])], ignore_index=True)
     return studies, pd.DataFrame(arms)
@@ -114,7 +115,7 @@ def _s(v) -> str:
 
 
 def markdown(studies: pd.DataFrame, arms: pd.DataFrame, top: int = 3) -> str:
-    lines = ["| study | runs | wall (s) | compute (s) | " + " | ".join(NAMES) + " |",
+    lines = ["| study | runs | span (s) | compute (s) | " + " | ".join(NAMES) + " |",
              "|---|---:|---:|---:|" + "---:|" * len(NAMES)]
     body = studies[studies["study"] != "all"].sort_values("total", ascending=False)
     for _, r in pd.concat([body, studies[studies["study"] == "all"]]).iterrows():
