@@ -14,6 +14,7 @@ from rfrepro.data.dataset import Dataset
 from rfrepro.data.preprocess import preprocess
 from rfrepro.harness.claims import check_claims, judge
 from rfrepro.harness.outputs import study_module
+from rfrepro.harness.scorecard import fail_kind
 
 fig2a = study_module("hamid2014/fig2a")
 fig4 = study_module("hamid2014/fig4")
@@ -218,6 +219,13 @@ def test_fig2a_fraction_by_hand_and_verdicts():
     t = pd.DataFrame(rows)
     assert _verdicts(fig2a.claims(t)) == {"C3.1-RM": "pass", "C3.1-RM-H01": "pass", "C3.1-TS": "fail"}
     assert isinstance(fig2a.figure(t), matplotlib.figure.Figure)
+    # a fail of TS (the paper names it) is a disagreement; of RM with H0/1 (one reading of the paper's one
+    # unlabelled RM curve) a limitation that names the other reading
+    claims = {c["id"]: c for c in fig2a.claims(t.assign(arm=t["arm"].replace({"rm_h01": "ts", "ts": "rm_h01"})))}
+    assert claims["C3.1-RM-H01"]["verdict"] == "fail" and fail_kind(claims["C3.1-RM-H01"])[0] == "limitation"
+    assert "C3.1-RM" in fail_kind(claims["C3.1-RM-H01"])[1]
+    assert claims["C3.1-TS"]["verdict"] == "pass"
+    assert fail_kind(fig2a.claims(t)[2]) == ("disagreement", "")
     none = fig2a.claims(pd.DataFrame([{"status": "unavailable", "arm": "rm", "seed": 0}]))
     assert {c["verdict"] for c in none} == {"not-run"} and none[0]["reason"] == "data unavailable"
 
