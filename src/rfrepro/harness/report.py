@@ -310,7 +310,7 @@ def write_report(root: Path, rebuild: bool = True, site: bool = True, progress: 
     if site:
         from rfrepro.harness.site import build_site
 
-        build_site(root, studies)
+        build_site(root, studies, papers=papers)
     return path
 
 

@@ -15,6 +15,7 @@ data. A study with no saved plan is "not run yet".
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections import Counter
@@ -119,11 +120,18 @@ def paper_citation(paper: str) -> str:
 
 
 def _study_file(study: str):
-    from omegaconf import OmegaConf
-
+    """The study's config file as written (parsed once per process and file version)."""
     from rfrepro.layout import conf_dir
 
-    return OmegaConf.load(conf_dir() / "experiment" / f"{study}.yaml")
+    path = conf_dir() / "experiment" / f"{study}.yaml"
+    return _load_yaml(str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=None)
+def _load_yaml(path: str, mtime_ns: int):
+    from omegaconf import OmegaConf
+
+    return OmegaConf.load(path)
 
 
 def study_title(study: str) -> str:

@@ -75,13 +75,15 @@ def _environment():
     return env
 
 
-def build_site(root: str | Path, studies: list[str] | None = None) -> Path:
-    """Write ``<root>/site/`` (index, one page per paper, ad-hoc runs); return index.html's path."""
+def build_site(root: str | Path, studies: list[str] | None = None, papers: list | None = None) -> Path:
+    """Write ``<root>/site/`` (index, one page per paper, ad-hoc runs); return index.html's path.
+
+    ``papers``: what :func:`rfrepro.harness.scorecard.collect` gave for ``root`` (read again when absent)."""
     layout = ResultsLayout(root)
     site_dir = layout.site
     if (site_dir / "figures").is_dir():  # copies an older version made; the pages now link the originals
         shutil.rmtree(site_dir / "figures")
-    papers = collect(layout.root, studies)
+    papers = papers if papers is not None else collect(layout.root, studies)
     views = {}
     for paper in papers:
         for s in paper.studies:
