@@ -127,7 +127,7 @@ def _study_file(study: str):
     return _load_yaml(str(path), path.stat().st_mtime_ns)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load_yaml(path: str, mtime_ns: int):
     from omegaconf import OmegaConf
 
