@@ -201,7 +201,13 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     dest = tmp_path / "committed" / "reference"   # --dest: the reference may live apart from the runs
     assert reference.main(["schleif2016/fig1", "--results", str(base), "--dest", str(dest)]) == 0
     layout = ResultsLayout(dest)
-    for path in (layout.plan("schleif2016-fig1"), layout.claims("schleif2016-fig1"),
+    from rfrepro.harness.plan import load_plan, plan_file
+
+    # the plan is kept gzip-compressed, byte for byte the sweep's (and read back as it)
+    assert plan_file(dest, "schleif2016/fig1").name == "schleif2016-fig1.json.gz"
+    assert not layout.plan("schleif2016-fig1").exists()
+    assert load_plan("schleif2016/fig1", dest) == load_plan("schleif2016/fig1", base)
+    for path in (plan_file(dest, "schleif2016/fig1"), layout.claims("schleif2016-fig1"),
                  layout.figure("schleif2016-fig1"), layout.table("schleif2016-fig1"),
                  dest / "provenance" / "schleif2016-fig1.json", layout.site / "index.html"):
         assert path.is_file(), path
@@ -217,6 +223,17 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
                                                                   capture_output=True, text=True).stdout
     report = (dest / "REPORT.md").read_text()
     assert "### schleif2016/fig1:" in report and "Made by code version" not in report
+    assert "plan: `plans/schleif2016-fig1.json.gz`" in report
+    # saving again gives the same compressed bytes (no timestamp inside), and a plain plan left by an
+    # older save is compressed
+    before = plan_file(dest, "schleif2016/fig1").read_bytes()
+    assert reference.main(["--dest", str(dest), "--results", str(base)]) == 0
+    assert plan_file(dest, "schleif2016/fig1").read_bytes() == before
+    plain = layout.plan("schleif2016-fig1")
+    plan_file(dest, "schleif2016/fig1").unlink()
+    plain.write_bytes(ResultsLayout(base).plan("schleif2016-fig1").read_bytes())
+    assert reference.compress_plans(dest) == 1 and not plain.exists()
+    assert plan_file(dest, "schleif2016/fig1").read_bytes() == before
     assert f"tables, claims and figure drawn at commit {prov['outputs_commit']}." in report
     # once the code changes, the reference says it was made by another code version
     monkeypatch.setattr("rfrepro.harness.scorecard.current_code_version", lambda: "0.0.0+src.other")

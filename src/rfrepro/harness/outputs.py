@@ -36,7 +36,7 @@ import pandas as pd
 
 from rfrepro.atomic import atomic_replace, atomic_write_text, jsonable
 from rfrepro.harness.claims import check_claims
-from rfrepro.harness.plan import load_plan
+from rfrepro.harness.plan import load_plan, plan_file
 from rfrepro.layout import ResultsLayout, project_root, study_slug
 from rfrepro.runner.store import FINISHED, UNAVAILABLE, RecordStore, records_to_table
 
@@ -151,8 +151,8 @@ def outputs_key(study: str, root: Path) -> str:
     layout = ResultsLayout(root)
     slug = study_slug(study)
     h = hashlib.sha256(_code_digest().encode())
-    plan = layout.plan(slug)
-    h.update(plan.read_bytes() if plan.is_file() else b"no plan")
+    plan = plan_file(root, study)
+    h.update(plan.read_bytes() if plan is not None else b"no plan")
     try:
         entries = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns)
                          for e in os.scandir(layout.study_runs(slug)) if e.name.endswith(".json"))

@@ -10,6 +10,7 @@ machine without the data gives the same verdicts as where the data is.
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -107,12 +108,25 @@ def save_plan(name: str, planned: list[Planned], root: str | Path, *, smoke: boo
     return path
 
 
+def plan_file(root: str | Path, name: str) -> Path | None:
+    """The study's saved plan under ``root``: ``plans/<slug>.json``, or its gzip-compressed copy
+    ``plans/<slug>.json.gz`` (the reference results keep theirs compressed); None when never planned."""
+    plain = ResultsLayout(root).plan(study_slug(name))
+    for path in (plain, plain.with_name(plain.name + ".gz")):
+        if path.is_file():
+            return path
+    return None
+
+
 def load_plan(name: str, root: str | Path) -> dict | None:
-    """The study's saved plan under ``root``, or None when it was never planned there."""
-    path = ResultsLayout(root).plan(study_slug(name))
+    """The study's saved plan under ``root`` (``.json`` or ``.json.gz``), or None when it was never planned there."""
+    path = plan_file(root, name)
+    if path is None:
+        return None
     try:
-        return json.loads(path.read_text())
+        data = path.read_bytes()
+        return json.loads(gzip.decompress(data) if path.suffix == ".gz" else data)
     except FileNotFoundError:
         return None
-    except ValueError as exc:
+    except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"{path} is not a readable plan ({exc}); run the study's sweep again") from None

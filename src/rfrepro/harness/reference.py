@@ -3,7 +3,7 @@
     python -m rfrepro.harness.reference <study> [<study> ...]     (make reference STUDY=<study>)
 
 ``results/reference/`` is a results root of its own (rfrepro.layout): per
-study its saved plan, tidy table, paper-vs-ours table, status, claims and
+study its saved plan (gzip-compressed, ``plans/<slug>.json.gz``), tidy table, paper-vs-ours table, status, claims and
 figure, plus ``provenance/<slug>.json`` (commit, code version, wall time,
 host, when it was saved), and ``REPORT.md`` and ``site/`` built from them alone.
 No run records, no data: it stays small (the test checks under 20 MB).
@@ -18,6 +18,7 @@ site mark a reference made by another code version than the current one.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 import subprocess
@@ -61,7 +62,9 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
         a, b = getattr(src, path_of)(slug), getattr(out, path_of)(slug)
         if a.is_file():
             b.parent.mkdir(parents=True, exist_ok=True)
-            if path_of == "table":
+            if path_of == "plan":
+                compress_plan(a, b)
+            elif path_of == "table":
                 table = pd.read_parquet(a).drop(columns=list(LOCAL_COLUMNS), errors="ignore")
                 atomic_replace(b, lambda tmp, t=table: t.to_parquet(tmp, index=False))
             else:
@@ -75,6 +78,27 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
     target = out.root / "provenance" / f"{slug}.json"
     atomic_write_text(target, json.dumps(doc, indent=1))
     return target
+
+
+def compress_plan(src: Path, plain: Path) -> Path:
+    """Write the plan ``src`` as ``<plain>.gz`` (gzip, no timestamp: the same plan gives the same bytes) and
+    remove ``plain`` if there. A plan lists every run's overrides and data fingerprint: most of a
+    reference's weight, about 10x smaller compressed (rfrepro.harness.plan.load_plan reads both)."""
+    target = plain.with_name(plain.name + ".gz")
+    data = gzip.compress(src.read_bytes(), compresslevel=9, mtime=0)
+    atomic_replace(target, lambda tmp: Path(tmp).write_bytes(data))
+    if plain.is_file() and plain != src:
+        plain.unlink()
+    return target
+
+
+def compress_plans(dest: str | Path) -> int:
+    """Compress every plain ``plans/*.json`` of the reference ``dest`` (see :func:`compress_plan`)."""
+    plains = sorted((Path(dest) / "plans").glob("*.json"))
+    for plain in plains:
+        compress_plan(plain, plain)
+        plain.unlink()
+    return len(plains)
 
 
 def outputs_commit() -> str:
@@ -126,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    compress_plans(dest)  # references saved before plans were kept compressed
     report = write_report(dest, rebuild=False)
     size = folder_bytes(dest)
     print(f"wrote {report} and {ResultsLayout(dest).site / 'index.html'} ({size / 2**20:.1f} MB in {dest})")

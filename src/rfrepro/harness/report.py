@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from rfrepro.atomic import atomic_write_text
 from rfrepro.harness.config import options
 from rfrepro.harness.outputs import build_outputs, failed_runs
+from rfrepro.harness.plan import plan_file
 from rfrepro.harness.reproduce import check_writable, results_root
 from rfrepro.harness.scorecard import (
     VERDICT_ORDER,
@@ -131,13 +132,14 @@ def deviation_lines(devs: list[dict]) -> list[str]:
             + (f" Expected effect: {_md(d['effect'])}" if d.get("effect") else "") for d in devs]
 
 
-def _runs_line(s: Study) -> str:
+def _runs_line(s: Study, root: Path) -> str:
     status = s.status
+    plan = plan_file(root, s.id)
     counts = status.get("counts") or {}
     return (f"Runs in the paper's grid: {status.get('expected_runs', '-')} ("
             + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
             + (f", {status['missing']} not run yet" if status.get("missing") else "")
-            + f"). Table: `tables/{s.slug}.parquet`; plan: `plans/{s.slug}.json`.")
+            + f"). Table: `tables/{s.slug}.parquet`; plan: `plans/{plan.name if plan else s.slug + '.json'}`.")
 
 
 def study_section(study: str | Study, root: Path, deviations_of: dict | None = None) -> str:
@@ -147,7 +149,7 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
     if not s.ran:
         return "\n".join(lines + ["Not run yet: no saved plan for this study "
                                   f"(`make reproduce-{s.slug}`).", ""])
-    lines.append(_runs_line(s))
+    lines.append(_runs_line(s, Path(root)))
     if s.stale:
         lines.append(f"**Made by code version `{s.stale}`, not the current `{current_code_version()}`:** "
                      f"rerun the study (`make reproduce-{s.slug}`) to check it still holds.")
@@ -235,7 +237,7 @@ def render(root: Path, papers: list[Paper], errors: dict[str, str]) -> str:
              f"Generated {datetime.now(timezone.utc).isoformat(timespec='seconds')} from the run records and "
              f"saved plans under this folder ({mode}). HTML scorecard: [site/index.html](site/index.html).", ""]
     if not smoke and not any(s.planned for p in papers for s in p.studies) \
-            and any(layout.smoke().plan(study_slug(s.id)).is_file() for p in papers for s in p.studies):
+            and any(plan_file(layout.smoke().root, s.id) for p in papers for s in p.studies):
         parts += ["No study has run at full settings here yet; the smoke report is "
                   "[smoke/REPORT.md](smoke/REPORT.md) (`make report SMOKE=1`).", ""]
     parts += ["## What reproduced", "", *scorecard_table(papers), "",
@@ -298,7 +300,7 @@ def write_report(root: Path, rebuild: bool = True, site: bool = True, progress: 
     studies = options("experiment")
     errors = {}
     if rebuild:
-        planned = [s for s in studies if layout.plan(study_slug(s)).is_file()]
+        planned = [s for s in studies if plan_file(layout.root, s)]
         for study in tqdm(planned, desc="report", unit="study", disable=not progress):
             try:
                 build_outputs(study, root, reuse=reuse)
@@ -331,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     path = write_report(Path(root), rebuild=not args.no_rebuild, progress=True, reuse=not args.rebuild_all)
     print(f"wrote {path} and {ResultsLayout(root).site / 'index.html'}")
     layout = ResultsLayout(root)
-    if not args.smoke and not any(layout.plan(study_slug(s)).is_file() for s in options("experiment")) \
-            and any(layout.smoke().plan(study_slug(s)).is_file() for s in options("experiment")):
+    if not args.smoke and not any(plan_file(layout.root, s) for s in options("experiment")) \
+            and any(plan_file(layout.smoke().root, s) for s in options("experiment")):
         print(f"no study has run at full settings here; the smoke report is {layout.smoke().report} "
               "(make report SMOKE=1)")
     return 0
