@@ -162,16 +162,15 @@ def outputs_key(study: str, root: Path) -> str:
     return h.hexdigest()
 
 
-def outputs_current(study: str, root: str | Path) -> bool:
-    """True when the study's outputs were built from what is on disk now (same key) and are all still there."""
+def outputs_current(study: str, root: str | Path, key: str | None = None) -> bool:
+    """True when the study's outputs were built from what is on disk now (same key: ``key``, or
+    :func:`outputs_key` computed here) and are all still there."""
     root = Path(root)
-    layout = ResultsLayout(root)
-    slug = study_slug(study)
     try:
-        status = json.loads(layout.status(slug).read_text())
+        status = json.loads(ResultsLayout(root).status(study_slug(study)).read_text())
     except (OSError, ValueError):
         return False
-    if status.get("outputs_key") != outputs_key(study, root):
+    if status.get("outputs_key") != (key or outputs_key(study, root)):
         return False
     return all((root / rel).is_file() for rel in status.get("outputs", []))
 
@@ -186,7 +185,8 @@ def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> 
     outputs that are current (:func:`outputs_current`) as they are and return {}.
     """
     root = Path(results_root)
-    if reuse and outputs_current(study, root):
+    key = outputs_key(study, root)  # before reading: a record written meanwhile makes the next build redo it
+    if reuse and outputs_current(study, root, key):
         return {}
     import matplotlib
 
@@ -194,7 +194,6 @@ def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> 
 
     slug = study_slug(study)
     layout = ResultsLayout(root)
-    key = outputs_key(study, root)  # before reading: a record written meanwhile makes the next build redo it
     plan = load_plan(study, root)
     own, expected, records = own_runs(study, root, plan)
     table = records_to_table(own)

@@ -87,8 +87,7 @@ def compress_plan(src: Path, plain: Path) -> Path:
     target = plain.with_name(plain.name + ".gz")
     data = gzip.compress(src.read_bytes(), compresslevel=9, mtime=0)
     atomic_replace(target, lambda tmp: Path(tmp).write_bytes(data))
-    if plain.is_file() and plain != src:
-        plain.unlink()
+    plain.unlink(missing_ok=True)
     return target
 
 
@@ -97,7 +96,6 @@ def compress_plans(dest: str | Path) -> int:
     plains = sorted((Path(dest) / "plans").glob("*.json"))
     for plain in plains:
         compress_plan(plain, plain)
-        plain.unlink()
     return len(plains)
 
 
