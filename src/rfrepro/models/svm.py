@@ -1,4 +1,4 @@
-"""Support vector machines: linear (liblinear) on features, kernel on an exact kernel.
+"""Support vector machines: linear on features, kernel on an exact kernel.
 
 The regularisation is given either as scikit-learn's ``C`` or as the papers'
 ``lam`` for the objective lam/2 ||w||^2 + (1/m) sum_i hinge_i, which is
@@ -11,6 +11,12 @@ bias as the weight of a constant feature ``intercept_scaling``) and
 :class:`KernelSVM` is libsvm's (an unpenalised bias); without a bias,
 both solve the no-bias hinge-loss problem with liblinear's dual coordinate
 descent.
+
+Which solver runs is decided by the input's format (``LINEAR_SVM_SOLVERS``):
+dense features go to :func:`rfrepro.models._dual_cd.dual_cd_ovr`, liblinear's
+algorithm run on the array in place (liblinear itself would first copy it
+into a sparse node list twice its size); sparse (CSR) features, which
+liblinear reads natively, go to liblinear.
 """
 
 from __future__ import annotations
@@ -21,17 +27,27 @@ from numbers import Integral
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC, LinearSVC
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfrepro.features._base import POSITIVE_INT, POSITIVE_REAL
+from rfrepro.features._base import POSITIVE_INT, POSITIVE_REAL, RANDOM_STATE
+from rfrepro.models._dual_cd import dual_cd_ovr
 
 #: liblinear's default stopping tolerance; libsvm's is 1e-3.
 LIBLINEAR_TOL = 1e-4
+
+#: The solver of :class:`LinearSVM` for each input format: the same problem, the same stopping rule.
+LINEAR_SVM_SOLVERS = {"dense": "dual_cd (in place, one-vs-rest classes in parallel)", "csr": "liblinear"}
+
+#: Rows per block when a dense array is scored (float32 blocks are scored in float64).
+_SCORE_BLOCK_ROWS = 4096
 
 
 def _resolve_C(C: float | None, lam: float | None, m: int) -> float:
@@ -68,23 +84,46 @@ def _eigenfeatures(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 #: Default grid of ``LinearSVM(lam="cv")``: one value per decade. With
 #: features whose Gram approximates a unit-diagonal kernel, lam = 1/m is
-#: liblinear's default C = 1; 1e-6 is about C = 100 on 10^4 rows (liblinear's
-#: passes grow with C, so the grid stops there), 0.1 leaves most points
-#: inside the margin.
+#: liblinear's default C = 1; 1e-6 is about C = 100 on 10^4 rows (the
+#: solver's passes grow with C, so the grid stops there), 0.1 leaves most
+#: points inside the margin.
 SVM_LAM_GRID = tuple(10.0**p for p in range(-6, 0))
 
-#: liblinear passes of each ``lam="cv"`` search fit (scikit-learn's default).
+#: Solver passes of each ``lam="cv"`` search fit (scikit-learn's default).
 CV_MAX_ITER = 1000
+
+#: Decades a ``lam="cv"`` search may add beyond each end of its grid while the best lam stays there.
+CV_EDGE_EXTENSIONS = 3
 
 
 def _liblinear(C: float, loss: str, fit_intercept: bool, intercept_scaling: float, max_iter: int,
-               tol: float) -> LinearSVC:
+               tol: float, random_state=0) -> LinearSVC:
     return LinearSVC(C=C, loss=loss, fit_intercept=fit_intercept, intercept_scaling=intercept_scaling,
-                     dual=True, max_iter=max_iter, tol=tol, random_state=0)
+                     dual=True, max_iter=max_iter, tol=tol, random_state=random_state)
+
+
+def _scores(X, coef: np.ndarray, intercept: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """(n, k) decision values X[rows] @ coef.T + intercept, a dense X in float64 blocks (no full copy)."""
+    if sp.issparse(X):
+        Xr = X if rows is None else X[rows]
+        return np.asarray(Xr @ coef.T) + intercept
+    n = X.shape[0] if rows is None else rows.size
+    out = np.empty((n, coef.shape[0]))
+    for start in range(0, n, _SCORE_BLOCK_ROWS):
+        stop = min(start + _SCORE_BLOCK_ROWS, n)
+        block = X[start:stop] if rows is None else X[rows[start:stop]]
+        np.matmul(block.astype(np.float64, copy=False), coef.T, out=out[start:stop])
+    return out + intercept
+
+
+def _labels(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    if scores.shape[1] == 1:
+        return classes[(scores[:, 0] > 0).astype(int)]
+    return classes[np.argmax(scores, axis=1)]
 
 
 class LinearSVM(ClassifierMixin, BaseEstimator):
-    """Linear SVM by liblinear (scikit-learn's LinearSVC), no bias by default.
+    """Linear SVM: liblinear's problem and algorithm (dual coordinate descent), no bias by default.
 
     Parameters
     ----------
@@ -95,10 +134,14 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         misclassification rate; ties to the larger lam, the simpler model),
         then refits on all rows. The search is in lam, not C, so a fold's
         choice carries over to the full training set (C = 1 / (lam m) for
-        each set's own m). liblinear has no warm start in scikit-learn, so it
-        costs ``cv_folds`` fits per grid value, each of at most
-        ``CV_MAX_ITER`` passes (``cv_unconverged_`` counts those that stop
-        there; the final fit has ``max_iter``).
+        each set's own m). It costs ``cv_folds`` fits per grid value, each
+        of at most ``CV_MAX_ITER`` passes (``cv_unconverged_`` counts those
+        that stop there; the final fit has ``max_iter``). While the best lam
+        is an end of the searched grid (of two or more values), the grid
+        grows by one decade beyond that end, at most ``CV_EDGE_EXTENSIONS``
+        times per end; ``lam_at_edge_`` says whether the final choice is
+        still an end (then the optimum may lie further out, or the error
+        curve is flat there).
     lam_grid : sequence of float
         Candidates for ``lam="cv"`` (all > 0).
     cv_folds : int
@@ -113,6 +156,41 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         penalised like the others).
     max_iter, tol : liblinear's stopping rule (``converged_`` says whether
         it stopped on ``tol`` before ``max_iter`` passes).
+    random_state : int, RandomState or None
+        Seeds the order in which each pass visits the coordinates.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, D) for two classes, else (n_classes, D)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        ``intercept_scaling`` times the bias feature's weight (zeros without a bias).
+    C_, lam_ : float
+    n_iter_ : int
+        Passes of the final fit (the most over one-vs-rest problems).
+    converged_ : bool
+    cv_errors_ : dict
+        ``lam="cv"``: the mean validation error of each lam searched.
+    cv_unconverged_ : int
+    lam_at_edge_ : bool
+        ``lam="cv"``: the choice is an end of the searched (extended) grid.
+
+    Notes
+    -----
+    Dense input is solved by the dual coordinate descent of Hsieh et al.
+    (2008) written for this package (:mod:`rfrepro.models._dual_cd`), which
+    reads the C-contiguous rows in place: a fit needs the features plus
+    O(n + D) per one-vs-rest problem, where liblinear first copies the
+    features into its sparse node format (about 16 bytes per value). It is
+    liblinear's algorithm with liblinear's stopping rule and shrinking, so
+    both reach the same optimum to within ``tol`` (their random visiting
+    orders differ, so the last digits do). Its one-vs-rest problems run in
+    parallel over numba's threads. CSR input goes to liblinear, which reads
+    it natively.
+
+    References
+    ----------
+    C.-J. Hsieh, K.-W. Chang, C.-J. Lin, S. S. Keerthi and S. Sundararajan. A dual
+    coordinate descent method for large-scale linear SVM. ICML 2008.
 
     Examples
     --------
@@ -124,18 +202,19 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
     ([1, 1, -1, -1], [0.0])
     """
 
-    #: recorded with each run: the C (and lam) used, liblinear's passes and whether it stopped before max_iter
-    recorded_attributes = ("C_", "lam_", "n_iter_", "converged_", "cv_unconverged_")
+    #: recorded with each run: the C (and lam) used, the solver's passes and whether it stopped before max_iter
+    recorded_attributes = ("C_", "lam_", "n_iter_", "converged_", "cv_unconverged_", "lam_at_edge_")
 
     input_kind = "features"
 
     _parameter_constraints: dict = {"lam": [None, *POSITIVE_REAL, StrOptions({"cv"})], "C": [None, *POSITIVE_REAL],
         "lam_grid": ["array-like"], "cv_folds": [Interval(Integral, 2, None, closed="left")],
         "loss": [StrOptions({"hinge", "squared_hinge"})], "fit_intercept": ["boolean"],
-        "intercept_scaling": POSITIVE_REAL, "max_iter": POSITIVE_INT, "tol": POSITIVE_REAL}
+        "intercept_scaling": POSITIVE_REAL, "max_iter": POSITIVE_INT, "tol": POSITIVE_REAL,
+        "random_state": RANDOM_STATE}
 
     def __init__(self, *, lam=None, C=None, lam_grid=SVM_LAM_GRID, cv_folds=3, loss="hinge",
-                 fit_intercept=False, intercept_scaling=1.0, max_iter=100_000, tol=LIBLINEAR_TOL):
+                 fit_intercept=False, intercept_scaling=1.0, max_iter=100_000, tol=LIBLINEAR_TOL, random_state=0):
         self.lam = lam
         self.C = C
         self.lam_grid = lam_grid
@@ -145,60 +224,102 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         self.intercept_scaling = intercept_scaling
         self.max_iter = max_iter
         self.tol = tol
+        self.random_state = random_state
 
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        # order="C" leaves a C-contiguous array as it is: the dense solver reads its rows in place
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], order="C")
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"LinearSVM needs samples of at least 2 classes, got {self.classes_.tolist()}")
         lam = self.lam
         if isinstance(lam, str):
             if lam != "cv":
                 raise ValueError(f"lam must be a positive number, 'cv' or None, got {lam!r}")
             if self.C is not None:
                 raise ValueError(f"give exactly one of C and lam (got C={self.C!r}, lam='cv')")
-            lam = self._cv_lam(X, y)
+            lam = self._cv_lam(X, codes)
         self.C_ = _resolve_C(self.C, lam, X.shape[0])
         self.lam_ = float(lam) if lam is not None else 1.0 / (self.C_ * X.shape[0])
-        self.svc_ = _liblinear(self.C_, self.loss, self.fit_intercept, self.intercept_scaling,
-                               self.max_iter, self.tol).fit(X, y)
-        self.classes_ = self.svc_.classes_
-        self.n_iter_ = int(np.max(self.svc_.n_iter_))
+        self.coef_, self.intercept_, self.n_iter_ = self._solve(X, np.arange(X.shape[0]), codes, self.C_,
+                                                                 int(self.max_iter), check_random_state(self.random_state))
         self.converged_ = self.n_iter_ < self.max_iter
-        self.intercept_ = np.atleast_1d(self.svc_.intercept_)
+        if not self.converged_:
+            warnings.warn(f"LinearSVM stopped after max_iter={self.max_iter} passes before reaching tol={self.tol}",
+                          ConvergenceWarning, stacklevel=2)
         return self
 
-    def _cv_lam(self, X, y) -> float:
-        """The lam of ``lam_grid`` with the least ``cv_folds``-fold misclassification rate."""
-        grid = np.sort(np.asarray(self.lam_grid, dtype=np.float64).ravel())[::-1]
+    def _solve(self, X, rows: np.ndarray, codes: np.ndarray, C: float, max_iter: int, rng):
+        """(coef, intercept, passes) of the SVM on rows ``rows`` (classes coded 0..k-1 as in ``classes_``)."""
+        k = self.classes_.size
+        bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        if not sp.issparse(X):
+            W, n_iter = dual_cd_ovr(X, rows, codes[rows], k, C=C, hinge=self.loss == "hinge", bias=bias,
+                                    tol=float(self.tol), max_iter=max_iter, rng=rng)
+            return W[:, :-1], bias * W[:, -1], int(n_iter.max())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # fit() warns for both solvers alike
+            svc = _liblinear(C, self.loss, self.fit_intercept, float(self.intercept_scaling), max_iter,
+                             float(self.tol), rng).fit(X[rows], codes[rows])
+        coef, intercept = svc.coef_, np.atleast_1d(svc.intercept_).astype(np.float64)
+        if svc.classes_.size < k:
+            # a search fold without some of k > 2 classes: those score -inf, never predicted
+            if svc.classes_.size == 2:
+                coef, intercept = np.vstack([-coef, coef]), np.r_[-intercept, intercept]
+            full, full_b = np.zeros((k, X.shape[1])), np.full(k, -np.inf)
+            full[svc.classes_], full_b[svc.classes_] = coef, intercept
+            coef, intercept = full, full_b
+        return coef, intercept, int(np.max(svc.n_iter_))
+
+    def _cv_lam(self, X, codes: np.ndarray) -> float:
+        """The lam with the least ``cv_folds``-fold misclassification rate, the grid grown past a winning end."""
+        grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
-        folds = list(StratifiedKFold(int(self.cv_folds), shuffle=True, random_state=0).split(X, y))
-        errors = np.zeros(grid.size)
+        folds = list(StratifiedKFold(int(self.cv_folds), shuffle=True, random_state=0).split(X, codes))
+        rng = check_random_state(self.random_state)
+        self.cv_unconverged_ = 0
+        errors = {lam: self._cv_error(X, codes, folds, lam, rng) for lam in np.unique(grid)[::-1].tolist()}
+        extensions = {0: 0, -1: 0}  # decades added above the largest lam, below the smallest
+        while True:
+            lams = sorted(errors, reverse=True)
+            err = [errors[lam] for lam in lams]
+            best = int(np.argmin(err))  # lams in decreasing order: the first best is the larger lam
+            end = 0 if best == 0 else (-1 if best == len(lams) - 1 else None)
+            if end is None or len(lams) < 2 or extensions[end] >= CV_EDGE_EXTENSIONS:
+                break
+            extensions[end] += 1
+            lam = lams[end] * 10.0 if end == 0 else lams[end] / 10.0
+            errors[lam] = self._cv_error(X, codes, folds, lam, rng)
+        self.cv_errors_ = errors
+        self.lam_at_edge_ = best in (0, len(lams) - 1)
+        return float(lams[best])
+
+    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng) -> float:
+        """Mean validation misclassification rate of ``lam`` over ``folds``."""
         # The smallest lams (C in the thousands on a few hundred rows) need up to
         # max_iter passes to converge and are the interpolating end of the grid:
         # their error is measured after at most CV_MAX_ITER passes, and the number
         # of such unconverged search fits is kept (cv_unconverged_), not warned about.
         passes = min(int(self.max_iter), CV_MAX_ITER)
-        self.cv_unconverged_ = 0
+        error = 0.0
         for tr, va in folds:
-            for g, lam in enumerate(grid):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    svc = _liblinear(1.0 / (lam * tr.size), self.loss, self.fit_intercept,
-                                     self.intercept_scaling, passes, self.tol).fit(X[tr], y[tr])
-                self.cv_unconverged_ += int(np.max(svc.n_iter_) >= passes)
-                errors[g] += np.mean(svc.predict(X[va]) != y[va]) / len(folds)
-        # grid in decreasing lam: argmin keeps the first best, the larger lam
-        self.cv_errors_ = dict(zip(grid.tolist(), errors.tolist()))
-        return float(grid[int(np.argmin(errors))])
+            coef, intercept, n_iter = self._solve(X, tr, codes, 1.0 / (lam * tr.size), passes, rng)
+            self.cv_unconverged_ += int(n_iter >= passes)
+            error += np.mean(_labels(_scores(X, coef, intercept, va), np.arange(self.classes_.size)) != codes[va])
+        return float(error / len(folds))
 
     def decision_function(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return self.svc_.decision_function(X)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        scores = _scores(X, self.coef_, self.intercept_)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        return self.svc_.predict(X)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return _labels(_scores(X, self.coef_, self.intercept_), self.classes_)
 
 
 class KernelSVM(ClassifierMixin, BaseEstimator):

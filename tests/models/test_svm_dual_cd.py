@@ -1,0 +1,183 @@
+"""The dense LinearSVM solver (dual coordinate descent in place) against liblinear; CSR input; the CV grid's edges."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.svm import LinearSVC
+
+from rfrepro.features import RandomFourierFeatures
+from rfrepro.models import svm as svm_mod
+from rfrepro.models.svm import SVM_LAM_GRID, LinearSVM
+from rfrepro.runner.memory import PeakMemory
+
+
+def _blobs(n: int = 120, d: int = 6, n_classes: int = 2, seed: int = 0, spread: float = 1.5):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(n_classes, size=n)
+    X = rng.standard_normal((n, d)) + spread * rng.standard_normal((n_classes, d))[y]
+    return X, y
+
+
+def _primal(coef, intercept, X, y, classes, C, loss, scaling):
+    """liblinear's objective summed over the one-vs-rest problems: 1/2 ||(w, b/s)||^2 + C sum loss_i."""
+    total = 0.0
+    positives = classes[1:] if classes.size == 2 else classes
+    intercept = np.broadcast_to(intercept, len(coef))  # liblinear's no-bias intercept_ is a scalar 0
+    for w, b, c in zip(coef, intercept, positives, strict=True):
+        ypm = np.where(y == c, 1.0, -1.0)
+        slack = np.maximum(0.0, 1.0 - ypm * (X @ w + b))
+        total += 0.5 * (w @ w + (b / scaling) ** 2) + C * np.sum(slack if loss == "hinge" else slack**2)
+    return total
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_dense_solver_reaches_liblinears_optimum(loss, fit_intercept, dtype, n_classes):
+    X, y = _blobs(n_classes=n_classes, seed=n_classes)
+    X = (X + 2.0).astype(dtype)  # off-centre, so the bias matters
+    C, scaling = 0.5, 2.0
+    ours = LinearSVM(C=C, loss=loss, fit_intercept=fit_intercept, intercept_scaling=scaling).fit(X, y)
+    ref = LinearSVC(C=C, loss=loss, fit_intercept=fit_intercept, intercept_scaling=scaling, dual=True,
+                    max_iter=100_000, tol=1e-4, random_state=0).fit(X, y)
+    assert ours.coef_.shape == ref.coef_.shape == (1 if n_classes == 2 else n_classes, 6)
+    assert ours.converged_
+    X64 = X.astype(np.float64)
+    f_ours = _primal(ours.coef_, ours.intercept_, X64, y, ours.classes_, C, loss, scaling)
+    f_ref = _primal(ref.coef_, ref.intercept_, X64, y, ref.classes_, C, loss, scaling)
+    assert f_ours == pytest.approx(f_ref, rel=1e-4)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=0.02 * np.abs(ref.coef_).max())
+    if fit_intercept:
+        assert np.abs(ours.intercept_).max() > 1e-2
+    else:
+        np.testing.assert_array_equal(ours.intercept_, 0.0)
+    # predictions agree wherever the reference is not on the fence
+    ref_scores = ref.decision_function(X).reshape(len(y), -1)
+    top2 = np.sort(ref_scores, axis=1)[:, -2:] if n_classes > 2 else np.c_[np.zeros(len(y)), np.abs(ref_scores)]
+    clear = np.abs(top2[:, 1] - top2[:, 0]) > 0.05
+    assert clear.mean() > 0.8
+    np.testing.assert_array_equal(ours.predict(X)[clear], ref.predict(X)[clear])
+    assert ours.decision_function(X).shape == ((len(y),) if n_classes == 2 else (len(y), n_classes))
+
+
+def test_dense_solver_at_tight_tol_equals_liblinear():
+    X, y = _blobs(n_classes=3, seed=5)
+    ours = LinearSVM(C=1.0, tol=1e-10).fit(X, y)
+    ref = LinearSVC(C=1.0, loss="hinge", fit_intercept=False, dual=True, tol=1e-10, max_iter=1_000_000,
+                    random_state=0).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-6, atol=1e-7)
+
+
+def test_dense_solver_is_deterministic_under_the_seed_and_the_thread_count():
+    X, y = _blobs(n=200, n_classes=4, seed=6)
+    fits = []
+    previous = numba.get_num_threads()
+    try:
+        for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
+            numba.set_num_threads(threads)
+            fits.append(LinearSVM(C=2.0, random_state=3).fit(X, y).coef_)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(fits[0], fits[1])
+    other = LinearSVM(C=2.0, random_state=4).fit(X, y)
+    assert not np.array_equal(other.coef_, fits[0])  # another visiting order: the same optimum to within tol
+    np.testing.assert_allclose(other.coef_, fits[0], atol=0.02 * np.abs(fits[0]).max())
+
+
+def test_dense_solver_reports_the_cap_on_passes():
+    X, y = _blobs(seed=7, spread=0.3)
+    with pytest.warns(Warning, match="max_iter=2"):
+        capped = LinearSVM(C=100.0, max_iter=2).fit(X, y)
+    assert capped.n_iter_ == 2 and not capped.converged_
+
+
+def test_dense_fit_allocates_no_copy_of_the_features():
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((20_000, 500))
+    y = (X[:, 0] + X[:, 1] + rng.standard_normal(20_000) > 0).astype(int)
+    LinearSVM(lam=1e-2).fit(X[:50], y[:50])  # compiled code loaded before measuring
+    with PeakMemory() as mem:
+        svm = LinearSVM(lam=1e-2).fit(X, y)
+    assert svm.converged_
+    # liblinear's copy alone would be about 2x X.nbytes (16 bytes per value)
+    assert mem.traced_peak < 0.3 * X.nbytes
+    assert mem.rss_peak - mem.rss_start < 0.3 * X.nbytes
+
+
+# ----------------------------------------------------------------------------- CSR input (liblinear)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_csr_input_gives_the_dense_solution(n_classes):
+    X, y = _blobs(n_classes=n_classes, seed=8)
+    X[np.abs(X) < 0.7] = 0.0
+    kw = dict(lam=0.01, fit_intercept=True, tol=1e-10, max_iter=1_000_000)
+    dense = LinearSVM(**kw).fit(X, y)
+    sparse = LinearSVM(**kw).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X), atol=1e-6)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+
+
+def test_csr_input_in_the_cv_search():
+    X, y = _blobs(n=150, seed=9, spread=0.6)
+    X[np.abs(X) < 0.5] = 0.0
+    # not the smallest lams: their search fits stop at CV_MAX_ITER passes, where the solvers' iterates differ
+    grid = [1e-3, 1e-2, 1e-1]
+    dense = LinearSVM(lam="cv", lam_grid=grid).fit(X, y)
+    sparse = LinearSVM(lam="cv", lam_grid=grid).fit(sp.csr_matrix(X, dtype=np.float32), y)
+    assert sparse.lam_ == dense.lam_ == 1e-2
+    assert sparse.cv_errors_ == pytest.approx(dense.cv_errors_, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- lam="cv": the grid's edges
+
+
+@pytest.fixture(scope="module")
+def noisy_classes():
+    """Two overlapping classes, 400 training rows, 500 RKS features: the CV error is least at lam = 1e-2."""
+    rng = np.random.RandomState(1)
+    X = rng.randn(400, 2)
+    y = np.where(X[:, 0] + 0.5 * np.sin(3 * X[:, 1]) + 0.6 * rng.randn(400) > 0, 1, -1)
+    return RandomFourierFeatures(500, sigma=0.3, random_state=0).fit(X).transform(X), y
+
+
+def test_cv_with_an_interior_optimum_does_not_extend(noisy_classes):
+    Z, y = noisy_classes
+    cv = LinearSVM(lam="cv").fit(Z, y)
+    assert sorted(cv.cv_errors_) == sorted(SVM_LAM_GRID)
+    assert cv.lam_ == 1e-2 and not cv.lam_at_edge_
+    assert cv.cv_errors_[1e-2] == pytest.approx(0.1674, abs=1e-3)
+
+
+def test_cv_extends_past_an_end_until_the_optimum(noisy_classes):
+    Z, y = noisy_classes
+    cv = LinearSVM(lam="cv", lam_grid=[1e-4, 1e-3]).fit(Z, y)
+    # 1e-3 wins, so 1e-2 is tried; it wins, so 1e-1 is; that loses: the choice is interior
+    assert sorted(cv.cv_errors_) == pytest.approx([1e-4, 1e-3, 1e-2, 1e-1], rel=1e-12)
+    assert cv.lam_ == pytest.approx(1e-2) and not cv.lam_at_edge_
+
+
+def test_cv_extensions_are_bounded(noisy_classes, monkeypatch):
+    monkeypatch.setattr(svm_mod, "CV_EDGE_EXTENSIONS", 1)
+    Z, y = noisy_classes
+    cv = LinearSVM(lam="cv", lam_grid=[1e-4, 1e-3]).fit(Z, y)
+    assert len(cv.cv_errors_) == 3 and cv.lam_ == pytest.approx(1e-2) and cv.lam_at_edge_
+
+
+def test_cv_finds_an_optimum_above_the_default_grid():
+    # D >> n, weak mean shift: below lam ~ 1 every lam gives the hard-margin SVM (the same error);
+    # larger lams move towards the class-mean classifier, which is better here
+    rng = np.random.RandomState(1)
+    y = rng.randint(2, size=200)
+    X = rng.randn(200, 1000) + 1.5 * (2 * y[:, None] - 1) / np.sqrt(1000)
+    cv = LinearSVM(lam="cv").fit(X, y)
+    assert cv.lam_ == 10.0 and not cv.lam_at_edge_
+    assert sorted(cv.cv_errors_)[-3:] == [1.0, 10.0, 100.0]
+    assert cv.cv_errors_[10.0] == pytest.approx(0.21, abs=1e-3)
+    assert min(cv.cv_errors_[lam] for lam in SVM_LAM_GRID) == pytest.approx(0.235, abs=1e-3)
