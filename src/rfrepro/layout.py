@@ -74,6 +74,17 @@ def default_root(smoke: bool = False) -> Path:
     return base / "smoke" if smoke else base
 
 
+def user_cache_dir() -> Path:
+    """This user's cache of facts about the machine (not results): ``$RFREPRO_CACHE``, else the
+    platform's user cache folder for ``rfrepro`` (pooch's ``os_cache``, e.g. ``~/.cache/rfrepro``)."""
+    env = os.environ.get("RFREPRO_CACHE")
+    if env:
+        return Path(env).expanduser()
+    import pooch
+
+    return Path(pooch.os_cache("rfrepro"))
+
+
 class ResultsLayout:
     """Every path under one results root."""
 

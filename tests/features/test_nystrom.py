@@ -109,11 +109,44 @@ def test_nystroem_unknown_kernel_lists_valid_ones():
         Nystroem(5, kernel="cauchy").fit(_data(10))
 
 
-def test_nystroem_polynomial_kernel_rejected_cleanly():
-    # the documented kernels are gaussian and laplacian; polynomial must not
-    # reach kernel_matrix with a sigma it does not take (TypeError)
-    with pytest.raises(ValueError, match="kernel"):
-        Nystroem(5, kernel="polynomial").fit(_data(10))
+def _unit_rows(n: int, d: int = 5, seed: int = 0) -> np.ndarray:
+    X = _data(n, d, seed)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)  # the polynomial leaderboard's rows
+
+
+@pytest.mark.parametrize("degree, offset", [(7, 1.0), (2, 0.5), (3, 0.0)])
+def test_nystroem_polynomial_with_every_row_a_landmark_is_exact(degree, offset):
+    X = _unit_rows(60)
+    nys = Nystroem(60, kernel="polynomial", degree=degree, offset=offset, random_state=0).fit(X)
+    Z = nys.transform(X)
+    assert Z.shape == (60, 60) and not hasattr(nys, "sigma_")  # no bandwidth to resolve
+    np.testing.assert_allclose(Z @ Z.T, polynomial_kernel(X, degree=degree, offset=offset), rtol=0, atol=1e-8)
+
+
+def test_nystroem_polynomial_features_are_C_W_pinv_C():
+    X, Y = _unit_rows(80), _unit_rows(20, seed=1)
+    nys = Nystroem(25, kernel="polynomial", degree=7, offset=1.0, random_state=3).fit(X)
+    L = nys.components_
+    W, C_X, C_Y = (polynomial_kernel(A, B, degree=7, offset=1.0) for A, B in ((L, L), (X, L), (Y, L)))
+    expected = C_Y @ np.linalg.pinv(W, rcond=1e-10, hermitian=True) @ C_X.T
+    np.testing.assert_allclose(nys.transform(Y) @ nys.transform(X).T, expected, rtol=0, atol=1e-9)
+
+
+def test_nystroem_polynomial_error_falls_with_more_landmarks():
+    X = _unit_rows(300, d=8)
+    K = polynomial_kernel(X, degree=7, offset=1.0)
+    errors = []
+    for m in (10, 40, 160, 300):
+        Z = Nystroem(m, kernel="polynomial", degree=7, offset=1.0, random_state=0).fit_transform(X)
+        errors.append(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
+    assert errors[0] > errors[1] > errors[2] > errors[3] and errors[-1] < 1e-8, errors
+    assert errors[0] > 0.05  # 10 landmarks leave a visible error: the test tells the sizes apart
+
+
+@pytest.mark.parametrize("bad, match", [({"degree": 0}, "degree"), ({"offset": -1.0}, "offset")])
+def test_nystroem_polynomial_bad_parameters(bad, match):
+    with pytest.raises(ValueError, match=match):
+        Nystroem(5, kernel="polynomial", **bad).fit(_unit_rows(10))
 
 
 def test_nystroem_median_sigma():

@@ -7,6 +7,7 @@ import pytest
 from sklearn.kernel_approximation import RBFSampler
 
 from rfrepro.features import _base
+from rfrepro.features._trig import FLOAT32_ABS_ERROR
 from rfrepro.features.rff import VARIANTS, RandomFourierFeatures
 from rfrepro.kernels import gaussian_kernel, laplacian_kernel
 
@@ -170,6 +171,28 @@ def test_float32_stays_float32_and_is_close(kernel, variant):
     np.testing.assert_allclose(Z32, Z64, rtol=0, atol=1e-4 * np.abs(Z64).max())
     # float64 input through the float32-fitted map gives float64 out
     assert rff32.transform(X).dtype == np.float64
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_float32_transform_is_the_formula_within_the_kernel_bound(variant):
+    # the float32 kernels: at most FLOAT32_ABS_ERROR from the exact cos / sin of
+    # the float32 projection, times the 1 / sqrt(D) scale
+    X = (_data(200, 6) * 3).astype(np.float32)
+    rff = RandomFourierFeatures(300, sigma=0.5, variant=variant, random_state=0).fit(X)
+    Z = rff.transform(X)
+    assert Z.dtype == np.float32
+    P = (X @ rff.random_weights_).astype(np.float64)
+    if variant == "cos":
+        arg = (X @ rff.random_weights_ + rff.random_offset_).astype(np.float64)
+        expected = np.sqrt(2 / 300) * np.cos(arg)
+        scale = np.sqrt(2 / 300)
+    else:
+        expected = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(300)
+        scale = np.sqrt(1 / 300)
+    assert np.abs(P).max() > 20  # the reduction is exercised, not just the polynomial
+    # + one float32 rounding of the scaled result
+    bound = scale * (FLOAT32_ABS_ERROR + np.finfo(np.float32).eps)
+    assert np.abs(Z - expected).max() <= bound
 
 
 # ---------------------------------------------------------------- validation

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features import _trig
+from rfrepro.features._trig import (
+    FLOAT32_ABS_ERROR,
+    FLOAT32_MAX_ARG,
+    cos_bias_inplace,
+    cos_sin_into,
+)
 
 
 def _fused_cos(x: np.ndarray) -> np.ndarray:
@@ -73,10 +79,85 @@ def test_cos_sin_into_matches_numpy(dtype, atol):
     np.testing.assert_allclose(out[:, 29:], 0.75 * np.sin(P64), rtol=0, atol=atol)
 
 
-def test_cos_sin_into_wide_range():
-    x = np.linspace(-1e3, 1e3, 100_001)
+@pytest.mark.parametrize("make_x", [_wide_grid, _typical_arguments], ids=["wide", "typical"])
+def test_cos_sin_into_matches_numpy_float64(make_x):
+    # one reduction modulo pi/2 for both outputs: the quadrant logic is exercised
+    # at the multiples of pi/2 and their neighbours of the wide grid
+    x = make_x()
     out = np.empty((1, 2 * x.size))
     cos_sin_into(x.reshape(1, -1), out, 1.0)
     bound = 1e-14 * np.maximum(1.0, np.abs(x))
-    assert np.all(np.abs(out[0, : x.size] - np.cos(x)) <= bound)
-    assert np.all(np.abs(out[0, x.size :] - np.sin(x)) <= bound)
+    for got, want in ((out[0, : x.size], np.cos(x)), (out[0, x.size :], np.sin(x))):
+        err = np.abs(got - want)
+        worst = np.argmax(err / bound)
+        assert err[worst] <= bound[worst], f"x={x[worst]!r}: error {err[worst]:.3g}"
+
+
+# ---------------------------------------------------------------- float32 kernels
+
+
+def _float32_arguments() -> np.ndarray:
+    """Random and adversarial float32 arguments with |x| <= FLOAT32_MAX_ARG."""
+    rng = np.random.RandomState(5)
+    m = np.float32(FLOAT32_MAX_ARG)
+    near_zeros = (np.arange(-8192, 8193) * (np.pi / 2)).astype(np.float32)
+    x = np.concatenate(
+        [
+            np.linspace(-m, m, 400_001, dtype=np.float32),
+            rng.uniform(-m, m, 200_000).astype(np.float32),
+            rng.standard_normal(200_000).astype(np.float32) * 3,
+            # multiples of pi/2 rounded to float32 and their float32 neighbours
+            near_zeros,
+            np.nextafter(near_zeros, np.float32(np.inf)),
+            np.nextafter(near_zeros, np.float32(-np.inf)),
+            np.float32([0.0, -0.0, 1e-30, m, -m]),
+        ]
+    )
+    # float32 rounding can carry the end points just past the bound
+    return x[np.abs(x) <= FLOAT32_MAX_ARG]
+
+
+def test_float32_bound_is_a_few_ulps():
+    assert FLOAT32_ABS_ERROR <= 3 * np.finfo(np.float32).eps  # eps = 1 ulp of 1.0
+    assert FLOAT32_MAX_ARG >= 1e4
+
+
+def test_float32_cos_within_bound():
+    x = _float32_arguments()
+    Z = x.reshape(1, -1).copy()
+    cos_bias_inplace(Z, np.zeros(x.size, dtype=np.float32), 1.0)
+    assert Z.dtype == np.float32
+    # against the exact cosine of the float32 argument
+    err = np.abs(Z[0].astype(np.float64) - np.cos(x.astype(np.float64)))
+    worst = np.argmax(err)
+    assert err[worst] <= FLOAT32_ABS_ERROR, f"x={x[worst]!r}: error {err[worst]:.3g}"
+
+
+def test_float32_cos_sin_within_bound():
+    x = _float32_arguments()
+    out = np.empty((1, 2 * x.size), dtype=np.float32)
+    cos_sin_into(x.reshape(1, -1), out, 1.0)
+    x64 = x.astype(np.float64)
+    for got, want in ((out[0, : x.size], np.cos(x64)), (out[0, x.size :], np.sin(x64))):
+        err = np.abs(got.astype(np.float64) - want)
+        worst = np.argmax(err)
+        assert err[worst] <= FLOAT32_ABS_ERROR, f"x={x[worst]!r}: error {err[worst]:.3g}"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_parallel_and_serial_kernels_agree_bitwise(dtype):
+    # the transforms must not depend on the thread count or the row split
+    rng = np.random.RandomState(6)
+    P = (rng.standard_normal((300, 257)) * 20).astype(dtype)
+    b = rng.uniform(0, 2 * np.pi, 257).astype(dtype)
+    scale = dtype(0.3)
+    Z_par, Z_ser = P.copy(), P.copy()
+    _trig._cos_bias_par(Z_par, b, scale)
+    _trig._cos_bias_ser(Z_ser, b, scale)
+    np.testing.assert_array_equal(Z_par, Z_ser)
+    out_par = np.empty((300, 514), dtype=dtype)
+    out_ser = np.empty((300, 514), dtype=dtype)
+    _trig._cos_sin_par(P, out_par, scale)
+    _trig._cos_sin_ser(P, out_ser, scale)
+    np.testing.assert_array_equal(out_par, out_ser)
+    assert out_par.dtype == dtype and Z_par.dtype == dtype

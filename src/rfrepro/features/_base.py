@@ -93,6 +93,15 @@ class FeatureMap(TransformerMixin, BaseEstimator):
             self._transform_chunk(X[rows], out[rows])
         return out
 
+    def cost(self, n: int, dtype=np.float64) -> dict:  # pragma: no cover - abstract
+        """``{"flops", "bytes"}`` of transforming ``n`` rows of ``dtype`` once fitted.
+
+        Every map declares it from the helpers of :mod:`rfrepro.features._cost`
+        (which states the counting conventions); a run sets it against the
+        host's peak rates (its record's ``roofline``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not declare its cost")
+
     def _fit(self, X):  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -68,6 +69,15 @@ class ProjectedRKS(FeatureMap):
         # sub-chunk so one block of them stays at the base chunk size.
         for rows in row_chunks(X.shape[0], self.rff_.n_features_out_):
             self._down(self.rff_.transform(X[rows]), out[rows])
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: the RKS features, then their down-projection."""
+        n_up = self.rff_.n_features_out_
+        return _cost.chain(self.rff_.cost(n, dtype), self._down_cost(n, dtype),
+                           n * n_up * _cost.itemsize(dtype))
+
+    def _down_cost(self, n: int, dtype) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _down(self, F, out):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -159,6 +169,11 @@ class CompRFF(ProjectedRKS):
             self.srht_ = SRHT(n_up, n_out, random_state=_draw_seed(rng))
         self.n_features_out_ = n_out
         return self
+
+    def _down_cost(self, n: int, dtype) -> dict:
+        if self.projection == "gaussian":
+            return _cost.dense_projection(n, self.rff_.n_features_out_, self.n_features_out_, dtype)
+        return self.srht_.cost(n, dtype)
 
     def _down(self, F, out):
         if self.projection == "gaussian":

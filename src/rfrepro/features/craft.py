@@ -7,6 +7,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -116,6 +117,13 @@ class CraftMap(FeatureMap):
         self.n_features_out_ = E
         self.n_up_components_ = int(D)
         return self
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: the up-projection's, then P (a GEMM or the SRHT)."""
+        D, E = self.n_up_components_, self.n_features_out_
+        down = (self.srht_.cost(n, dtype) if self.srht_ is not None
+                else _cost.dense_projection(n, D, E, dtype))
+        return _cost.chain(self.up_.cost(n, dtype), down, n * D * _cost.itemsize(dtype))
 
     def _transform_chunk(self, X, out):
         # the up-projected rows are D / E (4 by default) times wider than the output

@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit, prange
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -204,6 +205,13 @@ class Fastfood(FeatureMap):
             out,
         )
         return out
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: per block B, two FWHTs, G Pi and S (whole blocks)."""
+        n_blocks, dp = self.signs_.shape
+        project = n_blocks * (2 * _cost.fwht(n, dp) + n * (self.n_features_in_ + 2 * dp))
+        params = 3 * n_blocks * dp * _cost.itemsize(dtype) + self.permutation_.nbytes
+        return _cost.fourier(n, self.n_features_in_, self.n_components, self.variant, project, params, dtype)
 
     def _project(self, X: np.ndarray) -> np.ndarray:
         """The projections ``V x`` of the rows of X: shape (n, n_components)."""

@@ -18,6 +18,7 @@ from numba import njit, prange
 from numba import uint64 as U
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import check_positive_int, row_chunks
 from rfrepro.features._trig import PARALLEL_MIN_VALUES
 
@@ -285,6 +286,13 @@ class SRHT:
         self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=self.n_padded_)
         self.index_ = np.sort(rng.choice(self.n_padded_, self.n_components, replace=False))
         self.scale_ = 1.0 / np.sqrt(self.n_components)
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of :meth:`apply` on ``n`` rows (see :mod:`rfrepro.features._cost`)."""
+        size = _cost.itemsize(dtype)
+        flops = n * (self.n_features_in + self.n_components) + _cost.fwht(n, self.n_padded_)
+        return _cost.cost(flops, size * (n * self.n_features_in + self.n_padded_ + n * self.n_components)
+                          + self.index_.nbytes)
 
     def apply(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """SRHT of every row of ``X`` (shape (n, D)) -> (n, E), in the dtype of ``X``."""

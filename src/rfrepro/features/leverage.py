@@ -11,6 +11,7 @@ from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     POSITIVE_REAL,
@@ -244,6 +245,14 @@ class LeverageRFF(FeatureMap):
         self.candidate_indices_ = chosen
         self.subsample_indices_ = rows
         return candidates[:, chosen], 1.0 / np.sqrt(n_cand * prob[chosen])
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: the [cos, sin] map, then its weights q."""
+        c = _cost.dense_fourier(n, self.n_features_in_, self.n_components, "cossin", dtype)
+        if self.sampler == "unif":
+            return c
+        return _cost.cost(c["flops"] + 2 * n * self.n_components,
+                          c["bytes"] + self.n_components * _cost.itemsize(dtype))
 
     def _transform_chunk(self, X, out):
         W = self.random_weights_.astype(X.dtype, copy=False)

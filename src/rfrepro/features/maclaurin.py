@@ -21,6 +21,7 @@ from math import comb
 import numpy as np
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     NONNEGATIVE_REAL,
     POSITIVE_INT,
@@ -171,6 +172,22 @@ class RandomMaclaurin(FeatureMap):
         self._cast = {}
         self.n_features_out_ = n_out
         return self
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: per factor j, <w, x> of the c_j features of
+        degree > j (a GEMM, or an SRHT and its rescaling) and the product into the output."""
+        d, size, k = self.n_features_in_, _cost.itemsize(dtype), self.n_exact_
+        counts = [self.n_features_out_ - k - int(s) for s in self.starts_[:-1]]
+        flops, params = n * k, (self.n_features_out_ - k) * size
+        for j, c in enumerate(counts):
+            if self.srhts_ is None:
+                flops += _cost.gemm(n, d, c) + n * c
+                params += c * d * size
+            else:
+                srht = self.srhts_[j]
+                flops += srht.cost(n, dtype)["flops"] + 2 * n * c
+                params += srht.n_padded_ * size + srht.index_.nbytes
+        return _cost.cost(flops, size * (n * d + n * self.n_features_out_) + params)
 
     def _factor(self, j: int, X: np.ndarray) -> np.ndarray:
         """<w, x> for the j-th factors (j from 0) of every feature of degree > j."""

@@ -12,6 +12,7 @@ from scipy.linalg import eigh
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     NONNEGATIVE_INT,
     NONNEGATIVE_REAL,
@@ -26,18 +27,31 @@ from rfrepro.features.sampling import SPECTRAL_KERNELS
 from rfrepro.kernels import KERNELS, kernel_matrix
 
 
+def _kernel_params(est) -> dict:
+    """The keyword arguments of :func:`kernel_matrix` for a fitted map's kernel: a bandwidth or a degree and offset."""
+    if est.kernel == "polynomial":
+        return {"degree": est.degree, "offset": est.offset}
+    return {"sigma": est.sigma_}
+
+
 class Nystroem(FeatureMap):
     """Nystrom features z(x) = K_mm^{-1/2} k_m(x) on m landmarks drawn uniformly.
 
     Z Z^T = C W^+ C^T with C = K[:, L], W = K[L, L]; with every training point
-    as a landmark it reproduces K exactly.
+    as a landmark it reproduces K exactly. Any kernel of :mod:`rfrepro.kernels`:
+    the method needs only kernel values, not a spectral density.
 
     Parameters
     ----------
     n_components : int
         Number of landmarks (= output features); at most the number of rows.
-    kernel : {"gaussian", "laplacian"}
+    kernel : {"gaussian", "laplacian", "polynomial"}
     sigma : float or {"median", "mean"}
+        Bandwidth of the Gaussian and Laplacian kernels (unused by the polynomial one).
+    degree : int
+        Degree r of the polynomial kernel (<x, y> + offset)^r.
+    offset : float
+        Offset q >= 0 of the polynomial kernel.
     random_state : int, RandomState or None
 
     Attributes
@@ -63,33 +77,43 @@ class Nystroem(FeatureMap):
     >>> Z = Nystroem(n_components=50, sigma=1.0, random_state=0).fit_transform(X)
     >>> bool(np.allclose(Z @ Z.T, kernel_matrix("gaussian", X, sigma=1.0)))  # every row a landmark
     True
+    >>> U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    >>> Zp = Nystroem(n_components=50, kernel="polynomial", degree=7, offset=1.0, random_state=0).fit_transform(U)
+    >>> bool(np.allclose(Zp @ Zp.T, kernel_matrix("polynomial", U, degree=7, offset=1.0)))
+    True
     """
 
-    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(KERNELS), "sigma": SIGMA,
-        "random_state": RANDOM_STATE}
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(KERNELS), "sigma": [None, *SIGMA],
+        "degree": POSITIVE_INT, "offset": NONNEGATIVE_REAL, "random_state": RANDOM_STATE}
 
-    def __init__(self, n_components: int = 100, *, kernel="gaussian", sigma=1.0, random_state=None):
+    def __init__(self, n_components: int = 100, *, kernel="gaussian", sigma=1.0, degree: int = 2,
+                 offset: float = 1.0, random_state=None):
         self.n_components = n_components
         self.kernel = kernel
         self.sigma = sigma
+        self.degree = degree
+        self.offset = offset
         self.random_state = random_state
 
     def _fit(self, X):
         m = check_positive_int(self.n_components, "n_components")
-        if self.kernel not in SPECTRAL_KERNELS:
-            raise ValueError(
-                f"kernel={self.kernel!r}; valid kernels for Nystroem: {', '.join(SPECTRAL_KERNELS)}"
-            )
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel={self.kernel!r}; valid kernels for Nystroem: {', '.join(KERNELS)}")
         if m > X.shape[0]:  # as scikit-learn's Nystroem: every row becomes a landmark, with a warning
             warnings.warn(f"n_components={m} landmarks but only {X.shape[0]} rows to draw them from: "
                           f"using all {X.shape[0]} rows (n_components_ = {X.shape[0]})", stacklevel=3)
             m = X.shape[0]
         self.n_components_ = m
         rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        if self.kernel in SPECTRAL_KERNELS:
+            self.sigma_ = self._resolve_sigma(X, self.kernel)
+        else:
+            check_positive_int(self.degree, "degree")
+            if not (np.isfinite(self.offset) and self.offset >= 0):
+                raise ValueError(f"offset must be a finite number >= 0, got {self.offset!r}")
         idx = np.sort(rng.choice(X.shape[0], m, replace=False))
         self.components_ = np.array(X[idx])
-        W = kernel_matrix(self.kernel, self.components_.astype(np.float64), sigma=self.sigma_)
+        W = kernel_matrix(self.kernel, self.components_.astype(np.float64), **_kernel_params(self))
         evals, evecs = eigh(W)
         keep = evals > 1e-10 * max(evals.max(), np.finfo(float).tiny)
         inv_sqrt = np.zeros_like(evals)
@@ -98,8 +122,15 @@ class Nystroem(FeatureMap):
         self.n_features_out_ = m
         return self
 
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: the kernel block k(X, landmarks), then K_mm^-1/2."""
+        m = self.normalization_.shape[0]
+        return _cost.chain(_cost.kernel_block(n, m, self.n_features_in_, dtype),
+                           _cost.dense_projection(n, m, self.n_features_out_, dtype),
+                           n * m * _cost.itemsize(dtype))
+
     def _transform_chunk(self, X, out):
-        C = kernel_matrix(self.kernel, X, self.components_.astype(X.dtype), sigma=self.sigma_)
+        C = kernel_matrix(self.kernel, X, self.components_.astype(X.dtype), **_kernel_params(self))
         np.matmul(C, self.normalization_.astype(X.dtype, copy=False), out=out)
 
 
@@ -145,9 +176,7 @@ class ExactKernel(FeatureMap):
     random_state = 0
 
     def _params(self) -> dict:
-        if self.kernel == "polynomial":
-            return {"degree": self.degree, "offset": self.offset}
-        return {"sigma": self.sigma_}
+        return _kernel_params(self)
 
     def _fit(self, X):
         if self.kernel not in KERNELS:
@@ -160,6 +189,10 @@ class ExactKernel(FeatureMap):
         self.X_fit_ = np.array(X)
         self.n_features_out_ = X.shape[0]
         return self
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of ``n`` rows of K(X, X_fit), computed afresh (a cached block costs nothing)."""
+        return _cost.kernel_block(n, self.X_fit_.shape[0], self.n_features_in_, dtype)
 
     def _transform_chunk(self, X, out):
         out[...] = kernel_matrix(self.kernel, X, self.X_fit_.astype(X.dtype), **self._params())

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -148,6 +149,10 @@ class OrthogonalRandomFeatures(_OrthogonalBase):
         W = np.vstack(blocks)[:n_freq].T / self.sigma_
         self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
 
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: one GEMM, one cosine per output (as RKS)."""
+        return _cost.dense_fourier(n, self.n_features_in_, self.n_components, self.variant, dtype)
+
     def _project(self, X, out) -> None:
         np.matmul(X, self.random_weights_.astype(X.dtype, copy=False), out=out)
 
@@ -192,6 +197,13 @@ class StructuredOrthogonalRandomFeatures(_OrthogonalBase):
         dp = next_pow2(X.shape[1])
         n_blocks = -(-n_freq // dp)
         self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, 3, dp)).astype(X.dtype)
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: per block 3 (signs, FWHT, 1/sqrt(d')) and a scale."""
+        n_blocks, _, dp = self.signs_.shape
+        project = n_blocks * (3 * _cost.fwht(n, dp) + 7 * n * dp)
+        return _cost.fourier(n, self.n_features_in_, self.n_components, self.variant, project,
+                             self.signs_.size * _cost.itemsize(dtype), dtype)
 
     def _project(self, X, out) -> None:
         n, d = X.shape

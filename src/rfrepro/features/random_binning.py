@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -378,6 +379,17 @@ class RandomBinning(FeatureMap):
         # every training row has one bin per grid: the CSR structure is known in advance
         indptr = np.arange(0, n * R + 1, R, dtype=ids.dtype)
         return sp.csr_matrix((data, ids.ravel(), indptr), shape=(n, self.n_features_out_))
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: a bin index per (row, grid, coordinate), 4 flops
+        each (subtract the offset, scale, floor, multiply-add into the key); the output is sparse,
+        one value and one column index per (row, grid)."""
+        R, d = self.widths_.shape
+        size = _cost.itemsize(dtype)
+        index = 4 if self.n_features_out_ < 2**31 else 8  # scipy keeps int32 indices when they fit
+        params = 5 * R * d * 8 + self.bin_keys_.nbytes + self.grid_starts_.nbytes
+        out = n * R * (size + index) + (n + 1) * index
+        return _cost.cost(4 * n * R * d, n * d * size + params + out)
 
     def transform(self, X):
         check_is_fitted(self)

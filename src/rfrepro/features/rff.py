@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -92,6 +93,10 @@ class RandomFourierFeatures(FeatureMap):
         else:
             self.n_features_out_ = 2 * n_freq
         return self
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: one GEMM, one cosine per output."""
+        return _cost.dense_fourier(n, self.n_features_in_, self.n_components, self.variant, dtype)
 
     def _transform_chunk(self, X, out):
         W = self.random_weights_.astype(X.dtype, copy=False)

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
@@ -298,6 +299,10 @@ class RFFSelection(FeatureMap):
             draws.append((W_h, None if self.variant == "cossin" else sample_offsets(chunk, rng)))
         P = X64 @ np.hstack([w for w, _ in draws])
         return [(w, b, np.ascontiguousarray(P[:, i * chunk:(i + 1) * chunk])) for i, (w, b) in enumerate(draws)]
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: RKS with the ``n_selected_`` kept frequencies."""
+        return _cost.dense_fourier(n, self.n_features_in_, self.n_selected_, self.variant, dtype)
 
     def _transform_chunk(self, X, out):
         W = self.random_weights_.astype(X.dtype, copy=False)

@@ -14,6 +14,7 @@ import scipy.linalg
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     NONNEGATIVE_INT,
     POSITIVE_INT,
@@ -68,6 +69,9 @@ class _TEFM(ProjectedRKS):
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
         F = self._fit_basis(X)
         return F @ self.components_.astype(F.dtype)
+
+    def _down_cost(self, n: int, dtype) -> dict:
+        return _cost.dense_projection(n, self.rff_.n_features_out_, self.n_features_out_, dtype)
 
     def _down(self, F, out):
         np.matmul(F, self.components_.astype(F.dtype), out=out)

@@ -20,6 +20,7 @@ import scipy.fft
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from rfrepro.features import _cost
 from rfrepro.features._base import (
     NONNEGATIVE_REAL,
     POSITIVE_INT,
@@ -99,6 +100,14 @@ class TensorSketch(FeatureMap):
         if self.offset > 0:
             return np.hstack([X, np.full((X.shape[0], 1), np.sqrt(self.offset), dtype=X.dtype)])
         return X
+
+    def cost(self, n: int, dtype=np.float64) -> dict:
+        """Flops and bytes of transforming ``n`` rows: r count sketches, r real FFTs, r - 1 products, one inverse."""
+        (r, d_aug), D = self.index_hash_.shape, self.n_features_out_
+        size = _cost.itemsize(dtype)
+        flops = (2 * n * r * d_aug + _cost.rfft(n * r, D) + 6 * n * (r - 1) * (D // 2 + 1)
+                 + _cost.rfft(n, D))
+        return _cost.cost(flops, size * (n * self.n_features_in_ + n * D) + r * d_aug * (size + 4))
 
     def _transform_chunk(self, X, out):
         D, r = self.n_features_out_, self.index_hash_.shape[0]

@@ -91,6 +91,7 @@ def _bad_input(cfg: DictConfig, message: str) -> None:
 
 def task(cfg: DictConfig) -> float | None:
     from rfrepro.harness.grid import infer_arm
+    from rfrepro.harness.roofline import host_peaks
     from rfrepro.harness.summary import exit_code, mirror_help, run_row
     from rfrepro.harness.validate import check_run_config
     from rfrepro.layout import ResultsLayout, study_slug
@@ -106,7 +107,7 @@ def task(cfg: DictConfig) -> float | None:
         return _bad_input(cfg, f"bad config: {exc}")
     os.environ["RFREPRO_EXECUTOR"] = _executor()
     try:
-        rec = run_and_record(cfg)
+        rec = run_and_record(cfg, host_peaks=host_peaks())
     except OSError as exc:
         return _bad_input(cfg, f"cannot write results under {cfg.paths.results!r}: {exc.strerror or exc} "
                                "(set RFREPRO_RESULTS or paths.results= to a writable folder)")

@@ -39,12 +39,13 @@ def run_planned(p: Planned, parent: int | None = None, executor: str = "local") 
     """Run one planned run in this process and return its summary (the record is written)."""
     import os
 
+    from rfrepro.harness.roofline import host_peaks
     from rfrepro.runner.record import run_and_record
 
     if parent is not None:
         _watch_parent(parent)
     os.environ["RFREPRO_EXECUTOR"] = executor
-    return run_row(run_and_record(p.cfg, ident=p.ident, parent=parent))
+    return run_row(run_and_record(p.cfg, ident=p.ident, parent=parent, host_peaks=host_peaks()))
 
 
 def _worker_died(p: Planned, exc: BaseException, attempt: int) -> dict:
@@ -202,6 +203,9 @@ def run_sweep(
             results.append(run_planned(p))
             bar.update()
     elif todo:  # serial too: a worker's death is recorded and retried, this process's would end the sweep
+        from rfrepro.harness.roofline import host_peaks
+
+        host_peaks()  # measured here once, before the workers start (they read the cache)
         _run_pool(todo, max(1, min(jobs, len(todo))), bar, results)
     bar.close()
     return results

@@ -184,6 +184,7 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
                       *deviation_lines(s.deviations), ""]
     for kind, err in (s.status.get("output_errors") or {}).items():
         lines += [f"Output `{kind}` failed: `{_md(err.splitlines()[0])}`", ""]
+    lines += roofline_lines(s.roofline)
     lines += _bad_runs(s)
     if s.status.get("extra_runs"):
         lines += [f"Extra runs, not in the study's plan: {len(s.status['extra_runs'])} records in "
@@ -191,6 +192,19 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
                   f"other code or data); not drawn into this study's outputs (`python -m rfrepro.reproduce {s.id} "
                   "--prune` removes them).", ""]
     return "\n".join(lines)
+
+
+def roofline_lines(rows: list[dict]) -> list[str]:
+    """The study's transforms against the host's roofline, one row per method (none: no lines)."""
+    if not rows:
+        return []
+    lines = ["Transform time against the host's roofline (medians over each method's runs; predicted = "
+             "max(flops / peak GEMM rate, bytes / copy bandwidth)):", "",
+             "| method | transform | runs | predicted s | measured s | fraction of peak |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {_md(r['method'])} | {r['split']} | {r['runs']} | {_num(r['predicted_s'])} | "
+              f"{_num(r['measured_s'])} | {r['fraction']:.1%} |" for r in rows]
+    return lines + [""]
 
 
 def _bad_runs(s: Study) -> list[str]:

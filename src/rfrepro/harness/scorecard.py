@@ -53,6 +53,7 @@ class Study:
     summary: str | None = None
     provenance: dict = field(default_factory=dict)
     table: pd.DataFrame | None = None
+    roofline: list[dict] = field(default_factory=list)
 
     @property
     def stale(self) -> str | None:
@@ -232,6 +233,42 @@ def provenance(table: pd.DataFrame) -> dict:
     }
 
 
+def roofline_rows(table: pd.DataFrame | None) -> list[dict]:
+    """Per method, its finished runs' transform against the host's roofline (the records' ``roofline``).
+
+    One row per ``method.name``: the split (the training transform, else the test
+    transform, else the kernel-error rows', the first its runs timed on its own), the
+    runs that recorded it, and the medians over those runs of the predicted
+    time, the measured time and their ratio (the fraction of peak). Records
+    without a roofline (older records, references, measurement switched off)
+    give no row; a table without any gives ``[]``.
+
+    >>> t = pd.DataFrame({"status": ["ok"] * 3, "method.name": ["rks", "rks", "nystrom"],
+    ...     "roofline.predicted_s": [0.1, 0.3, None], "roofline.measured_s": [1.0, 1.0, None],
+    ...     "roofline.fraction": [0.1, 0.3, None]})
+    >>> [(r["method"], r["runs"], round(r["fraction"], 2)) for r in roofline_rows(t)]
+    [('rks', 2, 0.2)]
+    """
+    if table is None or table.empty or "method.name" not in table:
+        return []
+    ok = table[table["status"] == FINISHED] if "status" in table else table
+    rows = []
+    for method, runs in ok.groupby("method.name", sort=True):
+        for split, prefix in (("train", "roofline."), ("test", "roofline.test."),
+                              ("kernel_rows", "roofline.kernel_rows.")):
+            cols = [f"{prefix}{k}" for k in ("fraction", "predicted_s", "measured_s")]
+            if not all(c in runs for c in cols):
+                continue
+            got = runs[cols].apply(pd.to_numeric, errors="coerce").dropna()
+            if len(got):
+                med = got.median()
+                rows.append({"method": str(method), "split": split, "runs": len(got),
+                             "fraction": float(med[cols[0]]), "predicted_s": float(med[cols[1]]),
+                             "measured_s": float(med[cols[2]])})
+                break
+    return rows
+
+
 def _read_json(path: Path):
     try:
         return json.loads(path.read_text())
@@ -259,6 +296,7 @@ def load_study(study: str, root: str | Path) -> Study:
     if layout.table(slug).is_file():
         s.table = pd.read_parquet(layout.table(slug))
         s.provenance = provenance(s.table)
+        s.roofline = roofline_rows(s.table)
     saved = _read_json(layout.root / "provenance" / f"{slug}.json")  # a reference's (rfrepro.harness.reference)
     if s.provenance and isinstance(saved, dict) and saved.get("outputs_commit"):
         s.provenance["outputs_commit"] = saved["outputs_commit"]

@@ -100,7 +100,7 @@ def _parent_alive(parent: int | None) -> bool:
 
 
 def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=None,
-                   parent: int | None = None) -> dict:
+                   parent: int | None = None, host_peaks: dict | None = None) -> dict:
     """Run ``cfg`` unless a finished record of the same computation exists; leave one record.
 
     A run that raises leaves a ``failed`` record with its traceback (or
@@ -109,7 +109,8 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
     so the next sweep tries it again. A run another process is computing
     (its lock is held) is not started: the result says ``busy``. ``parent``:
     the pid of the sweep that started this worker; if it has died the
-    record is not written (no orphan keeps writing).
+    record is not written (no orphan keeps writing). ``host_peaks``: the
+    host's peak rates, measured by the caller, for the record's ``roofline``.
     """
     store = store or RecordStore(cfg.paths.results, study_slug(cfg))
     rid, cid, fp, unavailable = ident or identify(cfg)
@@ -133,7 +134,7 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
         if source is not None:
             keep = {k: source[k] for k in ("metrics", "fitted", "timings", "memory", "dataset", "kernel", "cv",
                                            "threads", "started", "finished", "env", "warnings", "host_load",
-                                           "timings_repeats")
+                                           "timings_repeats", "roofline")
                     if k in source}
             rec = {**base, **keep, "status": FINISHED,
                    "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
@@ -145,7 +146,7 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
                      "error_type": type(unavailable).__name__, "urls_tried": list(unavailable.urls)}
         else:
             try:
-                body, status, extra = execute(cfg, fp, rid), FINISHED, {}
+                body, status, extra = execute(cfg, fp, rid, host_peaks), FINISHED, {}
             except Exception as exc:  # noqa: BLE001 - every failure must leave a record
                 status = (UNAVAILABLE if isinstance(exc, DatasetUnavailable)
                           else REFUSED if isinstance(exc, MemoryBudgetExceeded) else FAILED)

@@ -9,7 +9,8 @@ A run is a short list of named steps, each with one owner:
    (or load it from :class:`rfrepro.runner.fits.SharedFits`);
 4. :func:`kernel_error` of the map on fixed training rows (when asked);
 5. :func:`fit_and_score` the model;
-6. :func:`execute` runs them in order and returns the record's body.
+6. :func:`roofline`: the timed transforms against the host's peak rates;
+7. :func:`execute` runs them in order and returns the record's body.
 
 :mod:`rfrepro.runner.record` wraps :func:`execute` with identity, lock, reuse
 and the record file.
@@ -305,6 +306,45 @@ def time_repeats(run_cfg: DictConfig, X, y, timer: Timer, repeats: int, *, predi
     return seen
 
 
+#: The transforms a record's ``roofline`` covers: the training rows (its top level), the test rows and
+#: the kernel-error rows (transformed on their own when the training rows are not).
+ROOFLINE_SPLITS = ("train", "test", "kernel_rows")
+
+
+def roofline(fmap, rows: dict[str, int], timings: dict, dtype, peaks: dict | None) -> dict | None:
+    """Each timed transform against the host's roofline; None without ``peaks`` (or a declared cost).
+
+    ``peaks`` (``gemm_f32``, ``gemm_f64`` flop/s, ``bandwidth`` bytes/s) are the host's, measured
+    by the caller; the map declares the flops and bytes of ``n`` rows (``fmap.cost(n, dtype)``).
+    predicted_s = max(flops / GEMM peak at the dtype, bytes / bandwidth), measured_s the step's
+    time in ``timings`` (the fastest of the repeats), fraction = predicted_s / measured_s.
+    The training transform's numbers are the top level, the others' under their split's name
+    (``test``, ``kernel_rows``); a transform not timed on its own (a map's fit_transform) is left out.
+    """
+    if peaks is None:
+        return None
+    dtype = np.dtype(dtype)
+    rate = float(peaks["gemm_f32"] if dtype == np.float32 else peaks["gemm_f64"])
+    out: dict = {"host": {k: float(peaks[k]) for k in ("gemm_f32", "gemm_f64", "bandwidth")},
+                 "dtype": dtype.name}
+    for split in ROOFLINE_SPLITS:
+        measured, n = timings.get(f"transform_{split}_s"), rows.get(split, 0)
+        if measured is None or not n:
+            continue
+        try:
+            c = fmap.cost(int(n), dtype)
+        except (AttributeError, NotImplementedError):  # a map from outside rfrepro
+            return None
+        predicted = max(c["flops"] / rate, c["bytes"] / float(peaks["bandwidth"]))
+        entry = {"rows": int(n), "flops": c["flops"], "bytes": c["bytes"], "predicted_s": predicted,
+                 "measured_s": measured, "fraction": predicted / measured if measured > 0 else None}
+        if split == "train":
+            out.update(entry)
+        else:
+            out[split] = entry
+    return out
+
+
 def _kernel_image(cfg: DictConfig, run_cfg: DictConfig, rid: str, fmap, X, ds) -> str:
     """Save the approximate and exact kernel of a class-sorted subsample; return its path.
 
@@ -328,8 +368,12 @@ def _kernel_image(cfg: DictConfig, run_cfg: DictConfig, rid: str, fmap, X, ds) -
     return str(rel)
 
 
-def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> dict:
-    """Run ``cfg`` and return its record body (without writing it). Raises on failure."""
+def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run",
+            host_peaks: dict | None = None) -> dict:
+    """Run ``cfg`` and return its record body (without writing it). Raises on failure.
+
+    ``host_peaks``: the host's peak rates, for the record's ``roofline`` (None: ``roofline: null``).
+    """
     timer = Timer()
     rec: dict = {"metrics": {}, "fitted": {}}
     data_fp = data_fp if data_fp is not None else {}
@@ -381,6 +425,9 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run") -> d
             timer["total_s"] += timer["fit_s"] - timer["fit_load_s"]
         rec["threads"] = threads.report()
     rec["timings"] = dict(timer)
+    n_rows = {"train": Xtr.shape[0], "test": 0 if ds.X_test is None else ds.X_test.shape[0],
+              "kernel_rows": len(kernel_error_rows(cfg, Xtr.shape[0])) if cfg.eval.kernel_error else 0}
+    rec["roofline"] = roofline(fmap, n_rows, rec["timings"], dtype, host_peaks)
     if caught:
         rec["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     rec.setdefault("memory", {}).update(mem.report())
