@@ -35,8 +35,13 @@ KERNEL_ARMS = {
                  "rff_selection", "rff_opt"),
     "laplacian": ("rb", "rks_cos", "rks_cossin", "quasi", "nystrom", "tefm_g", "tefm_s", "comp", "rff_selection",
                   "rff_opt"),
-    "polynomial": ("rm", "ts", "craft_rm", "craft_ts"),
+    "polynomial": ("rm", "ts", "craft_rm", "craft_ts", "nystrom"),
 }
+#: arms given a cap they may not fill, and the record's column of that cap with the output columns per unit:
+#: each run sits at its cap's D (charged what it used). RFF selection keeps at most max_components
+#: frequencies, two columns each; Nystrom given more landmarks than training rows uses every row (the
+#: exact kernel on them, D = 2^11, 2^12 on 2000 rows)
+CAPPED = {"rff_selection": ("method.max_components", 2.0), "nystrom": ("method.n_components", 1.0)}
 #: arms whose output columns the budget axis does not set: random binning outputs one column per
 #: non-empty bin of its R grids, so its sweep runs R and each run is placed by its columns (:func:`budget`)
 FREE_COLUMNS = ("rb",)
@@ -48,17 +53,19 @@ def budget(table: pd.DataFrame) -> pd.Series:
     """The output columns each run is charged for: its D on the leaderboard's axis.
 
     ``fitted.n_features_out`` (a [cos, sin] map with D / 2 frequencies outputs
-    D columns), except RFF selection, which is given a cap of D / 2
-    frequencies and keeps fewer: it sits at its cap's D so that it is compared
-    with the other maps at the budget it was allowed (it is charged less).
+    D columns), except a :data:`CAPPED` arm (RFF selection, given a cap of
+    D / 2 frequencies, keeps fewer; Nystrom has at most one landmark per
+    training row): it sits at its cap's D so that it is compared with the
+    other maps at the budget it was allowed (it is charged less).
     A :data:`FREE_COLUMNS` arm (random binning) sits at the smallest budget
     that holds its columns: the axis is D = 2^k (lb_axis), so a run with C
     columns is at D = 2^ceil(log2 C) and has between D / 2 and D of them.
     """
     out = table["fitted.n_features_out"].astype(float)
-    if "method.max_components" in table:
-        sel = table["arm"] == "rff_selection"
-        out = out.where(~sel, 2.0 * table["method.max_components"].astype(float))
+    for arm, (cap, per_unit) in CAPPED.items():
+        if cap in table:
+            sel = (table["arm"] == arm) & table[cap].notna()
+            out = out.where(~sel, per_unit * table[cap].astype(float))
     free = table["arm"].isin(FREE_COLUMNS)
     if free.any():
         out = out.where(~free, 2.0 ** np.ceil(np.log2(out.where(out > 0))))
@@ -131,7 +138,7 @@ def ranks(table: pd.DataFrame, value: str, *, block: tuple[str, ...] = ("dataset
     same set.
     """
     wide = table.pivot_table(index=list(block), columns=method, values=value, aggfunc="mean")
-    # a method that never measured the value (random binning's test error) is left out, not every block
+    # a method that never measured the value (a run with eval.predict false) is left out, not every block
     wide = wide.dropna(axis=1, how="all").dropna()
     return wide.rank(axis=1, method="average")
 
@@ -225,8 +232,8 @@ def figure(table: pd.DataFrame, title: str):
     """Per dataset: kernel and test error against D, and test error against map + train time with the Pareto front.
 
     Each arm keeps one colour, marker and dash in every panel; the legend is
-    in the kernel-error panel, where every arm has points (random binning
-    has no test error).
+    in the kernel-error panel, where every arm has points (an arm run with
+    ``eval.predict`` false has no test error).
     """
     ok = prepare(table)
     names = sorted(table["dataset.name"].dropna().unique()) if "dataset.name" in table else []
@@ -242,7 +249,7 @@ def figure(table: pd.DataFrame, title: str):
             continue
         y = KERR if kind == "kerr_D" else ERROR
         g = sub.groupby(["arm", BUDGET]).agg(y=(y, "mean"), s=(y, "std"), t=(TIME, "mean")).reset_index()
-        g = g.dropna(subset=["y"])  # an arm that did not measure it (random binning's test error)
+        g = g.dropna(subset=["y"])  # an arm that did not measure it (eval.predict false)
         for arm, a in g.groupby("arm"):
             x = a["t"] if kind == "err_time" else a[BUDGET]
             ax.errorbar(x, a["y"], yerr=a["s"], ms=3, capsize=2, label=LABELS.get(arm, arm), **style[arm])

@@ -56,7 +56,9 @@ def test_solver_memory_of_a_dense_z(problem):
     Z, y = problem
     Zd = Z.toarray()
     m = CGRidge(lam=0.1, task="multiclass").fit(Zd, np.arange(120) % 3)
-    assert m.operator_bytes_ == Zd.nbytes and m.solver_bytes_ == Zd.nbytes + 4 * 8 * 40 * 3
+    # the (40, 3) coefficients and one group of six (40, 3) CG blocks
+    assert m.operator_bytes_ == Zd.nbytes and m.solver_bytes_ == Zd.nbytes + 8 * 40 * 3 + 6 * 8 * 40 * 3
+    assert m.n_groups_ == 1
 
 
 def test_one_vs_all_classification():
@@ -108,23 +110,41 @@ def test_fused_operator_matches_two_products(case):
         assert np.allclose(A @ v, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_local_layout_is_a_renumbering():
+def test_column_major_layout_is_z_by_columns():
     from rfrepro.features import RandomBinning
-    from rfrepro.models.cg_ridge import _local_layout
+    from rfrepro.models.cg_ridge import _column_major, _row_order
 
     X = np.random.RandomState(0).uniform(-1, 1, size=(500, 3))
     Z = RandomBinning(n_components=16, sigma=0.5, random_state=0).fit_transform(X)
-    indptr, indices, data, label = _local_layout(Z)
-    assert sorted(label) == list(range(Z.shape[1]))  # a permutation of the columns
-    Zl = sp.csr_matrix((data, indices, indptr), shape=Z.shape)
-    # the same rows up to order: the Gram matrices agree after relabelling the columns
-    G = (Z.T @ Z).toarray()
-    Gl = (Zl.T @ Zl).toarray()
-    assert np.allclose(Gl[np.ix_(label, label)], G)
-    # rows sorted by their (original) first column; columns numbered by first use in that order
-    original = np.argsort(label)
-    assert np.all(np.diff(original[indices[indptr[:-1]]]) >= 0)
-    assert np.array_equal(np.unique(indices, return_index=True)[1], np.sort(np.unique(indices, return_index=True)[1]))
+    row_of = _row_order(Z)
+    assert sorted(row_of) == list(range(Z.shape[0]))  # a permutation of the rows
+    # rows renumbered by their first column: consecutive numbers share a bin of the first grid
+    first = Z.indices[Z.indptr[:-1]]
+    assert np.all(np.diff(first[np.argsort(row_of)]) >= 0)
+    colptr, rows, values = _column_major(Z.indptr, Z.indices, Z.data[:1].astype(np.float64), Z.shape[1], row_of)
+    assert values.size == 1  # one stored value: not copied per entry
+    Zc = sp.csc_matrix((np.full(rows.size, values[0]), rows, colptr), shape=Z.shape)
+    perm = np.argsort(row_of)  # original row of each new number
+    assert np.allclose(Zc.toarray(), Z.toarray()[perm])
+    general = sp.random(40, 30, density=0.2, format="csr", random_state=1)
+    colptr, rows, values = _column_major(general.indptr, general.indices, general.data, 30, np.arange(40))
+    assert np.array_equal(sp.csc_matrix((values, rows, colptr), shape=(40, 30)).toarray(), general.toarray())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sparse_product_does_not_depend_on_the_thread_count(threads):
+    """Fixed column ranges, summed in a fixed order: the same bits for any number of threads."""
+    import numba
+
+    Z = sp.random(2000, 5000, density=0.004, format="csr", random_state=3)
+    V = np.random.RandomState(4).randn(5000, 3)
+    reference = normal_operator(Z, 0.1).matmat(V)
+    old = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        assert np.array_equal(normal_operator(Z, 0.1).matmat(V), reference)
+    finally:
+        numba.set_num_threads(old)
 
 
 def test_lockstep_columns_follow_scipy_cg_each():
@@ -160,3 +180,80 @@ def test_multiclass_is_one_solve_per_class():
         one = CGRidge(lam=0.1, tol=1e-10, maxiter=2000).fit(Z, t)
         assert np.allclose(m.coef_[:, c], one.coef_[:, 0], atol=1e-7)
         assert np.isclose(m.intercept_[c], one.intercept_[0])
+
+
+# ----------------------------------------------------------------------------- groups of target columns
+
+
+def _many_classes(D: int = 3000, n: int = 600, k: int = 7, seed: int = 5):
+    rng = np.random.RandomState(seed)
+    R = 6  # random binning's shape: R stored values per row, all 1/sqrt(R)
+    Z = sp.csr_matrix((np.full(n * R, 1 / np.sqrt(R)), rng.randint(0, D, n * R), np.arange(0, n * R + 1, R)),
+                      shape=(n, D))
+    return Z, rng.randint(0, k, n)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_groups_of_columns_give_the_one_group_solution(monkeypatch, width):
+    import rfrepro.models.cg_ridge as cg
+
+    Z, y = _many_classes()
+    one = CGRidge(lam=0.05, task="multiclass", tol=1e-10, maxiter=2000).fit(Z, y)
+    assert one.n_groups_ == 1
+    # a budget of `width` columns' six (D, g) blocks: ceil(7 / width) groups
+    monkeypatch.setattr(cg, "CG_BLOCK_BYTES", cg.CG_GROUP_BLOCKS * 8 * Z.shape[1] * width)
+    grouped = CGRidge(lam=0.05, task="multiclass", tol=1e-10, maxiter=2000).fit(Z, y)
+    assert grouped.n_groups_ == -(-7 // width)
+    # every column runs its own recurrence in any group: equal up to the products' rounding (~1e-15 here)
+    np.testing.assert_allclose(grouped.coef_, one.coef_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_array_equal(grouped.intercept_, one.intercept_)
+    assert grouped.n_iter_ == one.n_iter_ > 5 and grouped.converged_ and one.converged_
+    capped = CGRidge(lam=0.05, task="multiclass", tol=1e-14, maxiter=4).fit(Z, y)
+    assert capped.n_iter_ == 4 and not capped.converged_  # the cap still shows through the groups
+    assert grouped.solver_bytes_ == (grouped.operator_bytes_ + 8 * Z.shape[1] * 7
+                                     + cg.CG_GROUP_BLOCKS * 8 * Z.shape[1] * width)
+
+
+def test_groups_on_a_dense_z_agree_to_rounding(monkeypatch):
+    import rfrepro.models.cg_ridge as cg
+
+    Z, y = _many_classes(D=60, n=300)
+    Zd = Z.toarray()
+    one = CGRidge(lam=0.05, task="multiclass", tol=1e-12, maxiter=2000).fit(Zd, y)
+    monkeypatch.setattr(cg, "CG_BLOCK_BYTES", 1)  # one column a group
+    grouped = CGRidge(lam=0.05, task="multiclass", tol=1e-12, maxiter=2000).fit(Zd, y)
+    assert grouped.n_groups_ == 7
+    np.testing.assert_allclose(grouped.coef_, one.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_column_groups_cover_every_column_once():
+    from rfrepro.models.cg_ridge import CG_GROUP_BLOCKS, column_groups
+
+    groups = column_groups(10**6, 26, block_bytes=CG_GROUP_BLOCKS * 8 * 10**6 * 4)
+    assert [c.stop - c.start for c in groups] == [4] * 6 + [2]
+    assert np.array_equal(np.concatenate([np.arange(26)[c] for c in groups]), np.arange(26))
+    assert column_groups(10**6, 3, block_bytes=1) == [slice(0, 1), slice(1, 2), slice(2, 3)]  # at least one column
+    assert column_groups(100, 26) == [slice(0, 26)]  # small problems: one group, as before
+
+
+def test_peak_memory_of_the_solve_scales_with_the_group_not_with_k(monkeypatch):
+    """Traced peak of a fit, less the (D, k) coefficients: about six (D, g) blocks, g the group's width."""
+    import tracemalloc
+
+    import rfrepro.models.cg_ridge as cg
+
+    D, k = 400_000, 12
+    Z, y = _many_classes(D=D, n=2000, k=k)
+    block = 8 * D  # one float64 column of D rows
+    CGRidge(lam=1.0, task="multiclass", tol=1e-3, maxiter=2).fit(Z[:50], y[:50])  # compile outside the trace
+    peaks = {}
+    for width in (1, 3, k):
+        monkeypatch.setattr(cg, "CG_BLOCK_BYTES", cg.CG_GROUP_BLOCKS * block * width)
+        tracemalloc.start()
+        m = CGRidge(lam=1.0, task="multiclass", tol=1e-6, maxiter=20).fit(Z, y)
+        peaks[width] = tracemalloc.get_traced_memory()[1] - k * block - m.operator_bytes_
+        tracemalloc.stop()
+        assert m.n_groups_ == -(-k // width)
+    for width, peak in peaks.items():
+        # six (D, g) blocks of the group (measured: 6.09, 18.06, 72.06 columns of D), one D-vector of slack
+        assert 6 * width * block < peak < 6 * width * block + block, (width, peak / block)

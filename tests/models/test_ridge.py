@@ -282,3 +282,74 @@ def test_cv_loo_rows_averages_the_leave_one_out_error_over_a_subset():
     assert LeastSquaresClassifier("cv", lam_grid=grid, loo_rows=120).fit(Z, y).lam_ == full.lam_
     with pytest.raises(ValueError, match="loo_rows must be an integer >= 1 or None"):
         LeastSquaresClassifier("cv", loo_rows=0).fit(Z, y)
+
+
+# ---------------------------------------------------------------- sparse (CSR) features
+
+
+def _sparse_problem(n: int, D: int, seed: int = 0):
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(seed)
+    Z = sp.random(n, D, density=0.2, format="csr", random_state=rng)
+    Z.data[:] = 1 / np.sqrt(3)  # random binning's values: one per stored entry
+    return Z, Z @ rng.standard_normal((D, 3)) + 2.0 * rng.standard_normal((n, 3))
+
+
+@pytest.mark.parametrize("n, D", [(60, 20), (20, 60)], ids=["primal", "dual"])
+@pytest.mark.parametrize("lam", [1e-2, "cv"])
+def test_ridge_on_csr_equals_ridge_on_the_dense_array(n, D, lam):
+    Z, Y = _sparse_problem(n, D)
+    grid = [1e-4, 1e-2, 1.0, 10.0, 1e3]
+    sparse = RidgeRegression(lam, lam_grid=grid).fit(Z, Y)
+    dense = RidgeRegression(lam, lam_grid=grid).fit(Z.toarray(), Y)
+    assert sparse.lam_ == dense.lam_ and isinstance(sparse.coef_, np.ndarray)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(sparse.predict(Z[:5]), dense.predict(Z[:5].toarray()), rtol=1e-8, atol=1e-10)
+    if lam == "cv":  # the choice is inside the grid: the search told the lams apart
+        assert sparse.lam_ not in (grid[0], grid[-1])
+
+
+@pytest.mark.parametrize("n, D", [(300, 40), (40, 300)], ids=["primal", "dual"])
+@pytest.mark.parametrize("lam", [0.3, "cv"])
+def test_least_squares_classifier_on_csr(n, D, lam):
+    Z, Y = _sparse_problem(n, D, seed=4)
+    y = np.argmax(Z @ np.random.RandomState(1).standard_normal((D, 3)) + 0.3 * Y, axis=1)
+    kw = {"loo_rows": 50, "random_state": 0} if lam == "cv" else {}
+    sparse = LeastSquaresClassifier(lam, **kw).fit(Z, y)
+    dense = LeastSquaresClassifier(lam, **kw).fit(Z.toarray(), y)
+    assert sparse.lam_ == dense.lam_
+    np.testing.assert_allclose(sparse.ridge_.coef_, dense.ridge_.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(sparse.decision_function(Z), dense.decision_function(Z.toarray()), rtol=1e-8,
+                               atol=1e-10)
+    np.testing.assert_array_equal(sparse.predict(Z), dense.predict(Z.toarray()))
+
+
+def test_csr_with_millions_of_columns_takes_the_n_by_n_route_without_densifying():
+    """D = 2 million columns, 8 stored values a row: the fit holds n x n and D x k arrays, never n x D."""
+    import tracemalloc
+
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(0)
+    n, D, per_row = 200, 2_000_000, 8
+    Z = sp.csr_matrix((np.full(n * per_row, 1 / np.sqrt(per_row)), rng.randint(0, D, n * per_row),
+                       np.arange(0, n * per_row + 1, per_row)), shape=(n, D))
+    y = rng.standard_normal(n)
+    tracemalloc.start()
+    model = RidgeRegression("cv", lam_grid=[1e-2, 1.0]).fit(Z, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert model.coef_.shape == (D,)
+    assert peak < 10 * 8 * D  # a few D-vectors (the coefficients, Z's transpose); a dense Z is 200 of them
+    # the dual route's coefficients: w = Z^T (Z Z^T + lam I)^-1 y
+    a = np.linalg.solve((Z @ Z.T).toarray() + model.lam_ * np.eye(n), y)
+    np.testing.assert_allclose(model.coef_, Z.T @ a, rtol=1e-8, atol=1e-12)
+
+
+def test_precomputed_kernel_refuses_sparse_input():
+    import scipy.sparse as sp
+
+    K = sp.csr_matrix(np.eye(4))
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        RidgeRegression(1.0, precomputed=True).fit(K, np.ones(4))

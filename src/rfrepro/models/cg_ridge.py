@@ -21,102 +21,108 @@ from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.ridge import _check_lam
 
 
-@numba.njit(cache=True, nogil=True)
-def _gram_matvec(indptr, indices, data, v, lam, out):  # pragma: no cover - compiled
-    """out = Z^T (Z v) + lam v in one pass over the rows of a CSR Z (each row read once, while in cache)."""
-    for j in range(v.size):
-        out[j] = lam * v[j]
+#: Column ranges (of about equal stored values) whose products Z V are summed
+#: separately and then added in a fixed order: the threads share the work, and
+#: the rounding does not depend on how many threads there are.
+GRAM_PARTS = 8
+
+
+@numba.njit(cache=True)
+def _column_major(indptr, indices, data, D, row_of):  # pragma: no cover - compiled
+    """Z's CSC arrays (column pointers, renumbered rows, values) by a counting sort, O(nnz + D).
+
+    Row i is stored as ``row_of[i]``; within a column the rows keep their CSR
+    order. ``data`` of size 1 is the one value of every entry and is not copied.
+    """
+    colptr = np.zeros(D + 1, dtype=np.int64)
+    for p in range(indices.size):
+        colptr[indices[p] + 1] += 1
+    for j in range(D):
+        colptr[j + 1] += colptr[j]
+    fill = colptr[:-1].copy()
+    rows = np.empty(indices.size, dtype=np.int32)
+    values = np.empty(indices.size if data.size > 1 else 1, dtype=np.float64)
+    if data.size == 1:
+        values[0] = data[0]
     for i in range(indptr.size - 1):
-        s = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * v[indices[p]]
-        for p in range(indptr[i], indptr[i + 1]):
-            out[indices[p]] += data[p] * s
+            q = fill[indices[p]]
+            rows[q] = row_of[i]
+            if data.size > 1:
+                values[q] = data[p]
+            fill[indices[p]] += 1
+    return colptr, rows, values
 
 
-@numba.njit(cache=True, nogil=True)
-def _gram_matmat(indptr, indices, data, V, lam, out):  # pragma: no cover - compiled
-    """out = Z^T (Z V) + lam V for a (D, k) block V, in one pass over the rows of a CSR Z.
+@numba.njit(cache=True, parallel=True)
+def _scatter_parts(colptr, rows, values, V, bounds, parts):  # pragma: no cover - compiled
+    """parts[t] = the rows' sums s_i = sum_j z_ij V_j over the columns bounds[t]:bounds[t+1].
 
-    Row i's values give s = z_i' V (k numbers) and are added back as s z_i while
-    still in cache, so Z streams from memory once per product, for all k columns.
+    V is read in order, once; the random accesses go to the (n, k) partial
+    sums, which stay in cache where V (D x k, D in the millions) would not.
     """
     k = V.shape[1]
-    s = np.empty(k)
-    for j in range(V.shape[0]):
+    one = values.size == 1
+    for t in numba.prange(parts.shape[0]):
+        part = parts[t]
+        part[:] = 0.0
+        for j in range(bounds[t], bounds[t + 1]):
+            for p in range(colptr[j], colptr[j + 1]):
+                i = rows[p]
+                w = values[0] if one else values[p]
+                for c in range(k):
+                    part[i, c] += w * V[j, c]
+
+
+@numba.njit(cache=True, parallel=True)
+def _sum_parts(parts, S):  # pragma: no cover - compiled
+    """S = parts[0] + parts[1] + ... in that order, rows in parallel."""
+    for i in numba.prange(S.shape[0]):
+        for c in range(S.shape[1]):
+            s = 0.0
+            for t in range(parts.shape[0]):
+                s += parts[t, i, c]
+            S[i, c] = s
+
+
+@numba.njit(cache=True, parallel=True)
+def _gather_columns(colptr, rows, values, S, V, lam, out):  # pragma: no cover - compiled
+    """out = Z^T S + lam V, a column of Z per row of out, columns in parallel (no shared writes)."""
+    k = S.shape[1]
+    one = values.size == 1
+    for j in numba.prange(colptr.size - 1):
         for c in range(k):
             out[j, c] = lam * V[j, c]
-    for i in range(indptr.size - 1):
-        s[:] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
+        for p in range(colptr[j], colptr[j + 1]):
+            i = rows[p]
+            w = values[0] if one else values[p]
             for c in range(k):
-                s[c] += data[p] * V[j, c]
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            for c in range(k):
-                out[j, c] += data[p] * s[c]
+                out[j, c] += w * S[i, c]
 
 
-@numba.njit(cache=True, nogil=True)
-def _renumber(indptr, indices, data, rows, D):  # pragma: no cover - compiled
-    """Rows of a CSR matrix taken in the order ``rows``, columns numbered by first use in that order."""
-    label = np.full(D, -1, dtype=np.int64)
-    new_indptr = np.empty(rows.size + 1, dtype=np.int64)
-    new_indices = np.empty(indices.size, dtype=indices.dtype)
-    new_data = np.empty(data.size, dtype=data.dtype)
-    new_indptr[0] = 0
-    pos = 0
-    used = 0
-    for r in range(rows.size):
-        i = rows[r]
-        for k in range(indptr[i], indptr[i + 1]):
-            j = indices[k]
-            if label[j] < 0:
-                label[j] = used
-                used += 1
-            new_indices[pos] = label[j]
-            new_data[pos] = data[k]
-            pos += 1
-        new_indptr[r + 1] = pos
-    for j in range(D):  # columns no row uses: numbered last
-        if label[j] < 0:
-            label[j] = used
-            used += 1
-    return new_indptr, new_indices, new_data, label
+def _row_order(Z) -> np.ndarray:
+    """New number of each row of a CSR Z: rows sorted by their first column.
 
-
-def _local_layout(Z):
-    """Rows and columns of a CSR ``Z`` renumbered for cache locality: (indptr, indices, data, column labels).
-
-    Z^T Z does not depend on the order of Z's rows, and renumbering the columns
-    only permutes the product. Rows are sorted by their first column (for
-    random binning: points in the same bin of the first grid, hence close, so
-    their bins in the other grids mostly coincide) and columns are numbered in
-    order of first use in that row order, so consecutive rows read and update
-    nearby entries of the D-vectors. O(nnz) besides sorting the n rows.
-    Returns the renumbered CSR arrays and ``label``, the new number of each
-    original column.
+    For random binning, rows in one bin of the first grid are close points,
+    whose bins in the other grids mostly coincide: numbered together, the
+    rows a column touches sit together in the (n, k) partial sums.
     """
     n, D = Z.shape
     first = np.full(n, D, dtype=np.int64)  # empty rows last
     stored = np.diff(Z.indptr) > 0
     first[stored] = Z.indices[Z.indptr[:-1][stored]]
-    rows = np.argsort(first, kind="stable")
-    return _renumber(Z.indptr, Z.indices, Z.data, rows, D)
+    row_of = np.empty(n, dtype=np.int64)
+    row_of[np.argsort(first, kind="stable")] = np.arange(n)
+    return row_of
 
 
 def normal_operator(Z, lam: float) -> LinearOperator:
     """The operator V -> Z^T (Z V) + lam V (a vector or a (D, k) block), never forming Z^T Z.
 
-    Z^T Z is denser than a sparse Z. For a CSR ``Z`` each product is one
-    compiled pass over the rows (``_gram_matmat``: Z streams from memory once,
-    not twice, and once for all k columns of a block). Rows and columns are
-    first renumbered for locality (see ``_local_layout``), and when every stored
-    value of Z is the same c (random binning's training features, all
-    1/sqrt(R)) only the column indices are read, a third of the bytes.
-    Duplicate entries need no merging (each adds its share). Other inputs use
-    scipy's or BLAS's products.
+    Z^T Z is denser than a sparse Z. For a CSR ``Z`` each product is two
+    compiled passes over Z's columns (see :func:`_gram_products`). Duplicate
+    entries need no merging (each adds its share). Other inputs use scipy's or
+    BLAS's products.
 
     >>> Z = sp.random(30, 12, density=0.3, format="csr", random_state=0)
     >>> V = np.arange(24.0).reshape(12, 2)
@@ -124,54 +130,61 @@ def normal_operator(Z, lam: float) -> LinearOperator:
     >>> bool(np.allclose(A @ V, Z.T @ (Z @ V) + 0.5 * V)), bool(np.allclose(A @ V[:, 0], (A @ V)[:, 0]))
     (True, True)
     """
-    matmat, label, _ = _gram_products(Z, lam)
-    D = Z.shape[1]
-    if label is not None:
-        local = matmat
-
-        def matmat(V):
-            V_local = np.empty_like(V, dtype=np.float64)
-            V_local[label] = V
-            return np.take(local(V_local), label, axis=0)
+    matmat, _ = _gram_products(Z, lam)
 
     def matvec(v):
         return matmat(np.reshape(v, (-1, 1)))[:, 0]
 
-    return LinearOperator((D, D), matvec=matvec, rmatvec=matvec, matmat=matmat, dtype=np.float64)
+    return LinearOperator((Z.shape[1], Z.shape[1]), matvec=matvec, rmatvec=matvec, matmat=matmat,
+                          dtype=np.float64)
 
 
 def _gram_products(Z, lam: float):
-    """(matmat, label, nbytes): V -> Z^T (Z V) + lam V on (D, k) blocks, in the columns' local numbering ``label``.
+    """(matmat, nbytes): V -> Z^T (Z V) + lam V on (D, k) blocks, and what the product holds of Z.
 
-    ``label`` is None when the product uses Z's own numbering (dense or CSC Z);
-    else V's row j is original column ``argsort(label)[j]`` (see ``_local_layout``).
-    ``nbytes`` is what the product holds of Z: for a one-valued CSR Z its
-    column indices, row pointers and column labels plus that one value (the
-    all-equal values array is never read), else every array of Z.
+    A CSR ``Z`` is first laid out by columns (CSC, rows renumbered for locality
+    by :func:`_row_order`; the CSR arrays are not kept). Each product is then
+    S = Z V, summed over :data:`GRAM_PARTS` column ranges in parallel into
+    (n, k) partial sums, and Z^T S + lam V, columns in parallel: V and the
+    result are read and written in order, and only the small (n, k) sums are
+    accessed at random. When every stored value of Z is the same c (random
+    binning's training features, all 1/sqrt(R)) only the row numbers are
+    stored and read. ``nbytes``: column pointers, row numbers, the values (8
+    bytes when all equal) and the partial sums. Dense or CSC ``Z``: scipy's or
+    BLAS's products, holding Z's own arrays.
+
+    Compiled and in parallel, as the BLAS products of the dense maps it is
+    compared with are (Wu et al. 2016, Sec. 5.2, call RB's own sparse
+    products "not yet optimized"); with the fixed column ranges the result
+    is the same for any number of threads.
     """
     if not (sp.issparse(Z) and Z.format == "csr"):
         ZT = Z.T
         held = (Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes) if sp.issparse(Z) else np.asarray(Z).nbytes
-        return (lambda V: np.asarray(ZT @ (Z @ V)) + lam * V), None, int(held)
-    indptr, indices, data, label = _local_layout(Z)
-    data = np.asarray(data, dtype=np.float64)
-
+        return (lambda V: np.asarray(ZT @ (Z @ V)) + lam * V), int(held)
+    n, D = Z.shape
+    data = np.asarray(Z.data, dtype=np.float64)
     if data.size and bool(np.all(data == data[0])):
-        # one value c (random binning's training Z): a stride-0 view, so only the indices stream from memory
-        data = np.broadcast_to(data[0], data.shape)
-    values = 8 if data.strides == (0,) else data.nbytes
-    held = int(indptr.nbytes + indices.nbytes + label.nbytes + values)
+        data = data[:1]  # one value c: random binning's training Z
+    colptr, rows, values = _column_major(Z.indptr, Z.indices, data, D, _row_order(Z))
+    # column ranges of about equal numbers of stored values
+    bounds = np.searchsorted(colptr, np.linspace(0, colptr[-1], GRAM_PARTS + 1), side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, D
+    held = int(colptr.nbytes + rows.nbytes + values.nbytes)
 
     def matmat(V):
         V = np.ascontiguousarray(V, dtype=np.float64)
+        k = V.shape[1]
+        parts = np.empty((GRAM_PARTS, n, k))
+        S = np.empty((n, k))
         out = np.empty_like(V)
-        if V.shape[1] == 1:  # the one-column kernel: no inner loop over columns
-            _gram_matvec(indptr, indices, data, V[:, 0], lam, out[:, 0])
-        else:
-            _gram_matmat(indptr, indices, data, V, lam, out)
+        _scatter_parts(colptr, rows, values, V, bounds, parts)
+        _sum_parts(parts, S)
+        del parts
+        _gather_columns(colptr, rows, values, S, V, lam, out)
         return out
 
-    return matmat, label, held
+    return matmat, held
 
 
 @numba.njit(cache=True, nogil=True)
@@ -213,6 +226,14 @@ def lockstep_cg(matmat, B: np.ndarray, rtol: float,
     step. Returns X, each column's iteration count and whether it converged
     within ``maxiter``.
 
+    The columns are coupled only by sharing the product: no step size,
+    stopping test or iteration count of one column reads another's. So
+    solving the columns in groups (:class:`CGRidge` does, see
+    :data:`CG_BLOCK_BYTES`) runs the same recurrences; only the rounding of
+    the products may differ with the block's width (the compiled kernels and
+    BLAS vectorise across columns), as it already does when a converged
+    column leaves the block.
+
     >>> M = np.array([[4.0, 1.0], [1.0, 3.0]])
     >>> X, its, ok = lockstep_cg(lambda V: M @ V, np.eye(2), 1e-12, 10)
     >>> bool(np.allclose(X, np.linalg.inv(M))), its.tolist(), ok.tolist()
@@ -226,7 +247,9 @@ def lockstep_cg(matmat, B: np.ndarray, rtol: float,
     iters = np.zeros(k, dtype=np.int64)
     done = rr <= stop
     cols = np.flatnonzero(~done)  # the running block's columns
-    Xa, Ra, Pa, rra = X[:, cols], B[:, cols], B[:, cols], rr[cols]  # fancy indexing: copies
+    # C-ordered copies (take / compress; X[:, cols] would be Fortran-ordered): the compiled step walks rows,
+    # and the CSR product takes its block as it is instead of copying it every iteration
+    Xa, Ra, Pa, rra = np.take(X, cols, axis=1), np.take(B, cols, axis=1), np.take(B, cols, axis=1), rr[cols]
     for _ in range(maxiter):
         if not cols.size:
             break
@@ -236,9 +259,39 @@ def lockstep_cg(matmat, B: np.ndarray, rtol: float,
         if not keep.all():  # converged columns leave the block
             X[:, cols[~keep]] = Xa[:, ~keep]
             done[cols[~keep]] = True
-            cols, Xa, Ra, Pa, rra = cols[keep], Xa[:, keep], Ra[:, keep], Pa[:, keep], rra[keep]
+            # one block at a time: a fourth copy at most, never three more
+            cols, rra = cols[keep], rra[keep]
+            Xa = np.compress(keep, Xa, axis=1)
+            Ra = np.compress(keep, Ra, axis=1)
+            Pa = np.compress(keep, Pa, axis=1)
     X[:, cols] = Xa
     return X, iters, done
+
+
+#: Bytes one group of target columns may hold in CG's (D, g) float64 blocks, all
+#: :data:`CG_GROUP_BLOCKS` of them together. :class:`CGRidge` solves the k
+#: target columns in consecutive groups of g = CG_BLOCK_BYTES // (8 D CG_GROUP_BLOCKS)
+#: columns (at least one): random binning with D = 7.8 million columns and
+#: k = 26 classes held 1.6 GB per (D, k) block, 11.9 GB at its peak in one group;
+#: 1 GiB gives groups of 2 columns there. Read at each fit, so it can be tuned.
+CG_BLOCK_BYTES = 1 << 30
+#: (D, g) float64 blocks a group's solve holds at once: its right-hand side, the
+#: solution, and :func:`lockstep_cg`'s running solution, residual, direction and product
+CG_GROUP_BLOCKS = 6
+
+
+def column_groups(D: int, k: int, block_bytes: int | None = None) -> list[slice]:
+    """Consecutive groups of the k target columns whose CG blocks fit ``block_bytes`` (default :data:`CG_BLOCK_BYTES`).
+
+    Each group holds :data:`CG_GROUP_BLOCKS` (D, g) float64 blocks; a group
+    has at least one column, even when one column's blocks exceed the budget.
+
+    >>> column_groups(1000, 5, block_bytes=6 * 8 * 1000 * 2)
+    [slice(0, 2, None), slice(2, 4, None), slice(4, 5, None)]
+    """
+    budget = CG_BLOCK_BYTES if block_bytes is None else block_bytes
+    g = max(1, int(budget) // (8 * CG_GROUP_BLOCKS * max(D, 1)))
+    return [slice(start, min(start + g, k)) for start in range(0, k, g)]
 
 
 class CGRidge(TaskMixin, BaseEstimator):
@@ -248,7 +301,9 @@ class CGRidge(TaskMixin, BaseEstimator):
     ``Z`` (random binning) costs O(nnz(Z)) per iteration and is never
     densified. Classification is one-vs-all least squares on +-1 targets;
     multi-column targets are solved together (``lockstep_cg``: each column its
-    own CG, one product with Z per iteration for all of them).
+    own CG, one product with Z per iteration for all of them), in groups of
+    columns whose CG blocks fit :data:`CG_BLOCK_BYTES` (one group unless D k is
+    large: random binning's millions of columns times many classes).
 
     Parameters
     ----------
@@ -268,16 +323,20 @@ class CGRidge(TaskMixin, BaseEstimator):
     coef_ : ndarray of shape (D, k)
     intercept_ : ndarray of shape (k,)
     n_iter_ : int
-        CG iterations, the most over the target columns.
+        CG iterations, the most over the target columns (of every group).
+    n_groups_ : int
+        Groups of target columns solved one after the other (:func:`column_groups`).
     converged_ : bool
         Every column reached ``tol`` within ``maxiter``.
     operator_bytes_ : int
-        Bytes of Z as the products read it: for a CSR Z with one stored value
-        (random binning's training features) its indices and row pointers
-        plus that one value; else all of Z's arrays.
+        Bytes of Z as the products read it: for a CSR Z its column-major
+        copy (column pointers, row numbers and values; one value when all are
+        equal, as for random binning's training features), else all of Z's arrays.
     solver_bytes_ : int
-        ``operator_bytes_`` plus CG's four (D, k) float64 blocks (solution,
-        residual, direction, product): what the solve holds besides the targets.
+        ``operator_bytes_`` plus the (D, k) coefficients plus one group's
+        :data:`CG_GROUP_BLOCKS` (D, g) float64 blocks (right-hand side,
+        solution, running solution, residual, direction, product): what the
+        solve holds besides the targets.
 
     References
     ----------
@@ -294,7 +353,7 @@ class CGRidge(TaskMixin, BaseEstimator):
     (True, True)
     """
 
-    recorded_attributes = ("n_iter_", "converged_", "operator_bytes_", "solver_bytes_")
+    recorded_attributes = ("n_iter_", "converged_", "n_groups_", "operator_bytes_", "solver_bytes_")
 
     _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "task": options(TASKS), "tol": POSITIVE_REAL, "maxiter": POSITIVE_INT,
         "fit_intercept": ["boolean"]}
@@ -319,23 +378,28 @@ class CGRidge(TaskMixin, BaseEstimator):
         T = self._encode(y)
         self.intercept_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1])
         # sparse Z: every BLAS call of CG is a memory-bound vector operation, where
-        # BLAS threads only add synchronisation (the sparse products are serial anyway)
+        # BLAS threads only add synchronisation (the sparse products use numba's threads)
         with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
-            # all target columns at once: one pass over Z per iteration serves every class;
-            # CG runs in the products' own column numbering (no permutation per iteration)
-            matmat, label, operator_bytes = _gram_products(Z, lam)
-            B = np.asarray(Z.T @ (T - self.intercept_))
-            if label is not None:
-                B_local = np.empty_like(B)
-                B_local[label] = B
-                B = B_local
-            coef, iters, ok = lockstep_cg(matmat, B, self.tol, maxiter)
-            self.coef_ = coef if label is None else np.take(coef, label, axis=0)
+            # all target columns of a group at once: one pass over Z per iteration serves them all
+            matmat, operator_bytes = _gram_products(Z, lam)
+            T = T - self.intercept_
+            D, k = Z.shape[1], T.shape[1]
+            groups = column_groups(D, k)
+            # only the coefficients are (D, k); each group's right-hand side and CG blocks are (D, g)
+            self.coef_ = np.empty((D, k))
+            iters, ok = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
+            for cols in groups:
+                B = np.asarray(Z.T @ T[:, cols])
+                coef, iters[cols], ok[cols] = lockstep_cg(matmat, B, self.tol, maxiter)
+                del B
+                self.coef_[:, cols] = coef
+                del coef
         self.n_iter_ = int(iters.max())
         self.converged_ = bool(ok.all())
+        self.n_groups_ = len(groups)
         self.operator_bytes_ = operator_bytes
-        # lockstep CG keeps four (D, k) float64 blocks: solution, residual, direction and their product
-        self.solver_bytes_ = operator_bytes + 4 * 8 * int(np.prod(coef.shape))
+        widest = max(c.stop - c.start for c in groups)
+        self.solver_bytes_ = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest
         return self
 
     def _scores(self, X) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh, solve
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelBinarizer
@@ -33,6 +34,17 @@ def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
         )
 
 
+def _gram(Z, *, rows: bool) -> np.ndarray:
+    """Z Z^T (``rows``, n x n) or Z^T Z (D x D) as a dense float64 array; a sparse Z is never densified.
+
+    For a CSR Z the product is taken sparse and only its (small, usually
+    dense) result is made dense: random binning's Z has millions of columns
+    but a few stored values per row.
+    """
+    G = Z @ Z.T if rows else Z.T @ Z
+    return G.toarray() if sp.issparse(G) else np.asarray(G)
+
+
 def _loo_squares(T: np.ndarray, yhat: np.ndarray, h: np.ndarray) -> float:
     """Sum of squared leave-one-out residuals (t_i - yhat_i) / (1 - h_i) of ridge's fit."""
     return float(np.sum(((T - yhat) / (1.0 - h)[:, None]) ** 2))
@@ -48,21 +60,22 @@ def _loo_primal(Z: np.ndarray, T: np.ndarray, grid: np.ndarray, chunk: int = 204
     block of rows at a time, so the extra memory is D x D plus a block, where
     scikit-learn's SVD route (``RidgeClassifierCV``) holds an n x D U besides
     Z: on 54000 x 10000 features that is 4.3 GB more per fit. Ties go to the
-    first (smallest) lam of the sorted ``grid``, as there.
+    first (smallest) lam of the sorted ``grid``, as there. A CSR Z stays
+    sparse: Z^T Z, Z^T T and each block Z V are sparse-times-dense products.
 
     ``rows``: average the leave-one-out errors over these rows only (each is
     still left out of a fit on all the others): Z V is then formed for them
     alone, which on 54000 x 10000 features is 45% of the search's time.
     """
-    s, V = np.linalg.eigh(Z.T @ Z)
+    s, V = np.linalg.eigh(_gram(Z, rows=False))
     s = np.maximum(s, 0.0)  # rounding can leave the smallest eigenvalues slightly negative
-    A = V.T @ (Z.T @ T)  # D x k
+    A = V.T @ np.asarray(Z.T @ T)  # D x k
     inv = 1.0 / (s[None, :] + grid[:, None])  # lams x D
     sq = np.zeros(grid.size)
     n = Z.shape[0] if rows is None else rows.size
     for start in range(0, n, chunk):
         part = slice(start, start + chunk) if rows is None else rows[start:start + chunk]
-        Q = Z[part] @ V
+        Q = np.asarray(Z[part] @ V)
         Q2 = Q * Q
         t = T[part]
         for g in range(grid.size):
@@ -81,9 +94,11 @@ def _loo_dual(Z: np.ndarray, T: np.ndarray, grid: np.ndarray) -> tuple[float, np
     scikit-learn's ``RidgeClassifierCV`` without intercept (its "eigen" mode),
     with LAPACK's divide-and-conquer eigensolver (``syevd``), which is about 15%
     faster than scipy's default MRRR driver on the n = 8000 kernels of
-    Schleif et al.'s Table 1; the n x n eigenvectors overwrite the kernel.
+    Schleif et al.'s Table 1; the n x n eigenvectors overwrite the kernel. A
+    CSR Z (any number of columns) enters only through Z Z^T and Z^T applied to
+    an n x k block.
     """
-    s, U = eigh(Z @ Z.T, driver="evd", overwrite_a=True, check_finite=False)
+    s, U = eigh(_gram(Z, rows=True), driver="evd", overwrite_a=True, check_finite=False)
     s = np.maximum(s, 0.0)
     UtT = U.T @ T  # n x k
     U2 = U * U
@@ -94,7 +109,7 @@ def _loo_dual(Z: np.ndarray, T: np.ndarray, grid: np.ndarray) -> tuple[float, np
         yhat = U @ (UtT * w[:, None])
         sq[g] = _loo_squares(T, yhat, h)
     best = int(np.argmin(sq))
-    return float(grid[best]), Z.T @ (U @ (UtT / (s + grid[best])[:, None]))
+    return float(grid[best]), np.asarray(Z.T @ (U @ (UtT / (s + grid[best])[:, None])))
 
 
 def _check_grid(lam_grid) -> np.ndarray:
@@ -105,7 +120,7 @@ def _check_grid(lam_grid) -> np.ndarray:
     return np.sort(grid)
 
 
-def _loo_choose(Z: np.ndarray, T: np.ndarray, lam_grid, rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+def _loo_choose(Z, T: np.ndarray, lam_grid, rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """(lam, coef) of the least leave-one-out error over ``lam_grid``: the primal or dual route by shape."""
     grid = _check_grid(lam_grid)
     # the coefficients at the chosen lam come from the same eigendecomposition: no second solve
@@ -126,7 +141,11 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
 
     Solved in the primal, (Z^T Z + lam I) w = Z^T y, when the number of
     features D is at most the number of rows n, else in the dual,
-    (Z Z^T + lam I) a = y, w = Z^T a. With ``precomputed=True``, X is a kernel
+    (Z Z^T + lam I) a = y, w = Z^T a: either way the system is
+    min(n, D) square. Z may be a scipy.sparse matrix (random binning's CSR
+    output): the Gram is then a sparse product with a dense result, and Z is
+    never densified, so a Z with millions of columns takes the dual route
+    at the cost of an n x n kernel. With ``precomputed=True``, X is a kernel
     block K(rows, training rows) and the dual (K + lam I) a = y is solved:
     exact KRR with the same ``lam`` has the same training predictions as
     ridge on any Z with Z Z^T = K.
@@ -176,7 +195,8 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
         return "kernel" if self.precomputed else "features"
 
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True)
+        X, y = validate_data(self, X, y, accept_sparse=self._accept_sparse, dtype=[np.float64, np.float32],
+                             multi_output=True, y_numeric=True)
         Y = np.asarray(y, dtype=np.float64)
         Xd = X.astype(np.float64, copy=False)
         n, D = Xd.shape
@@ -195,20 +215,30 @@ class RidgeRegression(RegressorMixin, BaseEstimator):
                 raise ValueError(f"precomputed kernel must be square at fit, got {X.shape}")
             self.dual_coef_ = _spd_solve(Xd + lam * np.eye(n), Y)
         elif D <= n:
-            self.coef_ = _spd_solve(Xd.T @ Xd + lam * np.eye(D), Xd.T @ Y)
+            G = _gram(Xd, rows=False)
+            G[np.diag_indices(D)] += lam
+            self.coef_ = _spd_solve(G, np.asarray(Xd.T @ Y))
         else:
-            self.coef_ = Xd.T @ _spd_solve(Xd @ Xd.T + lam * np.eye(n), Y)
+            G = _gram(Xd, rows=True)
+            G[np.diag_indices(n)] += lam
+            self.coef_ = np.asarray(Xd.T @ _spd_solve(G, Y))
         return self
+
+    @property
+    def _accept_sparse(self):
+        # features may be CSR (random binning); a precomputed kernel is a dense block
+        return False if self.precomputed else "csr"
 
     def predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=[np.float64, np.float32], reset=False)
         W = self.dual_coef_ if self.precomputed else self.coef_
-        return X.astype(np.float64, copy=False) @ W
+        return np.asarray(X.astype(np.float64, copy=False) @ W)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
+        tags.input_tags.sparse = not self.precomputed
         return tags
 
 
@@ -217,7 +247,8 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
 
     Binary: one ridge regression on y in {-1, +1}, predict its sign.
     Multiclass: one +-1 column per class, predict the argmax. All columns share
-    one factorisation of the system matrix.
+    one factorisation of the system matrix. Features may be a CSR matrix, as
+    for :class:`RidgeRegression`.
 
     Parameters
     ----------
@@ -278,8 +309,10 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     def input_kind(self) -> str:
         return "kernel" if self.precomputed else "features"
 
+    _accept_sparse = RidgeRegression._accept_sparse
+
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        X, y = validate_data(self, X, y, accept_sparse=self._accept_sparse, dtype=[np.float64, np.float32])
         self._binarizer = LabelBinarizer(neg_label=-1, pos_label=1)
         T = self._binarizer.fit_transform(y).astype(np.float64)
         self.classes_ = self._binarizer.classes_
@@ -299,7 +332,7 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
     def _fit_loo(self, X, y) -> None:
         ridge = RidgeRegression()
         T = self._binarizer.transform(y).astype(np.float64)
-        Z = np.asarray(X, dtype=np.float64)
+        Z = X.astype(np.float64, copy=False)
         rows = self._loo_subset(X.shape[0]) if X.shape[0] > X.shape[1] else None
         ridge.lam, ridge.coef_ = _loo_choose(Z, T, self.lam_grid, rows=rows)
         self.lam_ = ridge.lam_ = float(ridge.lam)
@@ -318,7 +351,7 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_data(self, X, accept_sparse=self._accept_sparse, dtype=[np.float64, np.float32], reset=False)
         scores = self.ridge_.predict(X)
         # binary: one column of scores, returned 1-D as scikit-learn classifiers do
         return scores[:, 0] if scores.shape[1] == 1 else scores
@@ -328,3 +361,8 @@ class LeastSquaresClassifier(ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = not self.precomputed
+        return tags
