@@ -10,11 +10,19 @@ Eq. (26) is a soft-threshold step.
 
 Threads run Hogwild-style (Liu et al. 2014; Richtarik & Takac 2015): each
 draws coordinates uniformly at random and updates w_j and the maintained
-responses s_i = z_i' w of the rows in column j without locks. Races can lose
-response updates and an epoch's random draws can miss the coordinates still
-moving, so a quiet epoch only triggers a check: the responses are recomputed
-exactly and the descent stops only if no single coordinate step could still
-lower the objective by more than ``tol`` relative.
+responses s_i = z_i' w of the rows in column j without locks. An epoch's D
+draws come in fixed chunks, each with its own random stream, that idle threads
+take in turn: the draws do not depend on the thread count (one and two threads
+walk the same coordinates) and a thread slowed by another process does not
+hold the epoch up. The response updates are plain adds (PASSCoDe-Wild, Hsieh
+et al. 2015): atomic ones would cost as much as the rest of a step once the
+next columns are prefetched. Two threads hitting the same row at once lose an
+update, and lost mass biases every later step, so with more than one thread
+the responses are recomputed exactly after the first epochs (large steps,
+large losses) and every few epochs after. An epoch's random draws can miss
+the coordinates still moving, so a quiet epoch only triggers a check: the
+responses are recomputed exactly and the descent stops only if no single
+coordinate step could still lower the objective by more than ``tol`` relative.
 """
 
 from __future__ import annotations
@@ -22,6 +30,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -42,6 +54,46 @@ LOSSES = ("squared", "squared_hinge")
 # point is the parallel random-coordinate version, which none of them provides.
 
 
+@intrinsic
+def _atomic_add(typingctx, arr, idx, val):
+    """``arr[idx] += val`` as one atomic read-modify-write; returns the old value (how threads take chunks).
+
+    Hand-written: numba offers atomics only on CUDA; LLVM's ``atomicrmw`` is
+    one instruction away.
+    """
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]])
+        op = "fadd" if isinstance(sig.args[0].dtype, types.Float) else "add"
+        return builder.atomic_rmw(op, ptr, args[2], "monotonic")
+
+    return arr.dtype(arr, types.intp, arr.dtype), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, arr, idx):
+    """Start loading ``arr[idx]`` into cache (LLVM's prefetch hint); returns nothing."""
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]])
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])  # read, keep, data
+        return context.get_dummy_value()
+
+    return types.void(arr, types.intp), codegen
+
+
+@numba.njit(cache=True, inline="always")
+def _splitmix(x):
+    """SplitMix64: a well-mixed 64-bit stream seed from a counter."""
+    x += np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
 @numba.njit(cache=True, inline="always")
 def _xorshift(s):
     s ^= s >> np.uint64(12)
@@ -51,8 +103,14 @@ def _xorshift(s):
 
 
 @numba.njit(cache=True, inline="always")
-def _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j):
-    """The soft-threshold step of Eq. (26) on coordinate j: its new value from the current responses."""
+def _draw(s, D):
+    """A coordinate in [0, D) from xorshift state ``s`` (xorshift64*)."""
+    return np.int64((s * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) % D
+
+
+@numba.njit(cache=True, inline="always")
+def _coordinate_gradient(indptr, indices, data, y, resp, hinge, j):
+    """d/dw_j of the mean loss at the current responses."""
     g = 0.0
     for p in range(indptr[j], indptr[j + 1]):
         i = indices[p]
@@ -62,41 +120,100 @@ def _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j):
                 g -= y[i] * margin * data[p]
         else:
             g += (resp[i] - y[i]) * data[p]
-    g /= y.shape[0]
-    v = w[j] - g / curv[j]
-    thr = lam / curv[j]
+    return g / y.shape[0]
+
+
+@numba.njit(cache=True, inline="always")
+def _soft_threshold_step(wj, g, mj, lam):
+    """The new w_j of Eq. (26): the minimiser of g t + mj t^2 / 2 + lam |wj + t|, plus wj."""
+    v = wj - g / mj
+    thr = lam / mj
     return v - thr if v > thr else (v + thr if v < -thr else 0.0)
 
 
+@numba.njit(cache=True, inline="always")
+def _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j):
+    """The soft-threshold step of Eq. (26) on coordinate j: its new value from the current responses."""
+    g = _coordinate_gradient(indptr, indices, data, y, resp, hinge, j)
+    return _soft_threshold_step(w[j], g, curv[j], lam)
+
+
+#: with threads, the responses are recomputed after each of the first this many epochs and every
+#: this many after: one matvec costs about a fifth of an epoch, and the lost mass (from the
+#: largest steps, early on) cost the plain Hogwild run a tenth more epochs
+_RESYNC_EVERY = 4
+
+
+def _chunk_size(D: int) -> int:
+    """Draws per chunk: a function of D alone, so the draws do not depend on the thread count.
+
+    Small enough that an epoch has tens of chunks to balance over the threads,
+    large enough that taking one (an atomic add) costs nothing beside its steps.
+    """
+    return max(1, min(1024, D // 64))
+
+
 @numba.njit(parallel=True, cache=True)
-def _epoch(indptr, indices, data, y, resp, w, curv, lam, hinge, n_updates, states):
-    """``n_updates`` coordinate steps shared by ``len(states)`` threads (Hogwild on ``resp``)."""
+def _epoch(indptr, indices, data, y, resp, w, curv, lam, hinge, seed, epoch, chunk, next_chunk, n_workers):
+    """Epoch ``epoch``'s D random coordinate steps, in chunks of ``chunk`` draws taken by ``n_workers`` threads.
+
+    Chunk c draws from its own stream, a function of (seed, epoch, c) only;
+    ``next_chunk[0]`` (zero on entry) hands out the chunks. With one worker
+    the chunks run in order, so a seed fixes the result.
+    """
     D = w.shape[0]
-    P = states.shape[0]
-    for t in numba.prange(P):
-        s = states[t]
-        for _ in range(n_updates // P + (1 if t < n_updates % P else 0)):
+    n_chunks = (D + chunk - 1) // chunk
+    base = _splitmix(seed + np.uint64(epoch))
+    for _worker in numba.prange(n_workers):
+        c = _atomic_add(next_chunk, 0, 1)
+        while c < n_chunks:
+            s = _splitmix(base + np.uint64(c)) | np.uint64(1)  # xorshift needs a nonzero state
+            n = min(chunk, D - c * chunk)
+            # the draws run two ahead of the steps: the next column's entries and the offsets of
+            # the one after are on their way from memory while this step works (a step is
+            # otherwise a chain of cache misses: offsets, entries, w_j)
             s = _xorshift(s)
-            j = np.int64((s * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) % D
-            if indptr[j + 1] == indptr[j] or curv[j] == 0.0:
-                continue
-            new = _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j)
-            step = new - w[j]
-            if step != 0.0:
-                w[j] = new
-                for p in range(indptr[j], indptr[j + 1]):
-                    resp[indices[p]] += step * data[p]
-        states[t] = s
+            j1 = j2 = _draw(s, D)
+            if n > 1:
+                s = _xorshift(s)
+                j2 = _draw(s, D)
+            _prefetch(indptr, j2)
+            for k in range(n):
+                j = j1
+                j1 = j2
+                if k + 2 < n:
+                    s = _xorshift(s)
+                    j2 = _draw(s, D)
+                    _prefetch(indptr, j2)
+                    _prefetch(w, j2)
+                    _prefetch(curv, j2)
+                if k + 1 < n:
+                    _prefetch(indices, indptr[j1])
+                    _prefetch(data, indptr[j1])
+                if indptr[j + 1] == indptr[j] or curv[j] == 0.0:
+                    continue
+                new = _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j)
+                step = new - w[j]
+                if step != 0.0:
+                    w[j] = new
+                    for p in range(indptr[j], indptr[j + 1]):
+                        resp[indices[p]] += step * data[p]
+            c = _atomic_add(next_chunk, 0, 1)
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _objective(y, resp, w, lam, hinge):
+    # serial: O(N + D) once per epoch, where a parallel reduction would add a barrier
+    # that waits on whichever thread another process has just descheduled
     loss = 0.0
-    for i in numba.prange(y.shape[0]):
+    for i in range(y.shape[0]):
         r = (1.0 - y[i] * resp[i]) if hinge else (resp[i] - y[i])
         if not hinge or r > 0.0:
             loss += 0.5 * r * r
-    return loss / y.shape[0] + lam * np.abs(w).sum()
+    l1 = 0.0
+    for j in range(w.shape[0]):
+        l1 += abs(w[j])
+    return loss / y.shape[0] + lam * l1
 
 
 @numba.njit(parallel=True, cache=True)
@@ -110,21 +227,36 @@ def _responses(indptr, indices, data, w, out):
 
 
 @numba.njit(parallel=True, cache=True)
-def _largest_step_gain(indptr, indices, data, y, resp, w, curv, lam, hinge):
-    """Guaranteed objective decrease of the best single coordinate step from ``w``.
+def _column_curvature(indptr, data, N, out):
+    """M_j = (1/N) sum_i z_ij^2, the coordinate curvature bound (beta = 1)."""
+    for j in numba.prange(out.shape[0]):
+        acc = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            acc += data[p] * data[p]
+        out[j] = acc / N
 
-    The step of Eq. (26) moves w_j by delta_j and lowers the objective by at
-    least M_j delta_j^2 / 2 (M_j bounds the coordinate curvature), so this is
-    zero exactly at an optimum and bounds how far one more step could go.
-    Columns are split across the threads, as in the epochs: a serial check
-    would cap the speedup the solver can show (Amdahl).
+
+@numba.njit(parallel=True, cache=True)
+def _largest_step_gain(indptr, indices, data, y, resp, w, curv, lam, hinge):
+    """The largest objective decrease of a single coordinate step from ``w``.
+
+    Along coordinate j the objective is at most its model
+    F(w) + g_j t + M_j t^2 / 2 + lam (|w_j + t| - |w_j|) (M_j bounds the
+    coordinate curvature); the step of Eq. (26) minimises the model and this
+    returns the model's largest decrease over j. For the squared loss the
+    model is exact, so no step along any coordinate lowers the objective by
+    more; for the squared hinge it is the decrease Eq. (26)'s step guarantees.
+    It is zero exactly at an optimum. Columns are split across the threads, as
+    in the epochs: a serial check would cap the speedup the solver can show (Amdahl).
     """
     D = w.shape[0]
     gains = np.zeros(D)
     for j in numba.prange(D):
         if indptr[j + 1] > indptr[j] and curv[j] > 0.0:
-            delta = _prox_step(indptr, indices, data, y, resp, w, curv, lam, hinge, j) - w[j]
-            gains[j] = curv[j] * delta * delta / 2
+            g = _coordinate_gradient(indptr, indices, data, y, resp, hinge, j)
+            new = _soft_threshold_step(w[j], g, curv[j], lam)
+            t = new - w[j]
+            gains[j] = -(g * t + curv[j] * t * t / 2) + lam * (abs(w[j]) - abs(new))
     return gains.max() if D > 0 else 0.0
 
 
@@ -145,10 +277,14 @@ class ParallelRCD(TaskMixin, BaseEstimator):
     tol : float
         Stop when an epoch (D coordinate steps) lowers the objective by less
         than ``tol`` relative and, on exactly recomputed responses, no single
-        coordinate step is guaranteed to lower it by more than ``tol`` relative.
+        coordinate step lowers it by more than ``tol`` relative (for the
+        squared hinge: by more than its curvature bound guarantees).
     max_epochs : int
     random_state : int, RandomState or None
-        Seeds the per-thread coordinate streams.
+        Seeds the coordinate draws. With one thread it fixes the result; with
+        more it fixes which coordinates each epoch draws (the same as with one
+        thread), not the order in which the threads apply them, so the
+        solution agrees to the stopping rule, not bit for bit.
 
     Attributes
     ----------
@@ -167,6 +303,8 @@ class ParallelRCD(TaskMixin, BaseEstimator):
     convergence and strong parallelizability. KDD 2016 (Algorithm 2).
     P. Richtarik and M. Takac. Parallel coordinate descent methods for big data
     optimization. Mathematical Programming, 2015.
+    C.-J. Hsieh, H.-F. Yu and I. S. Dhillon. PASSCoDe: parallel asynchronous stochastic
+    dual co-ordinate descent. ICML 2015 (atomic updates of the shared vector).
 
     Examples
     --------
@@ -205,23 +343,30 @@ class ParallelRCD(TaskMixin, BaseEstimator):
             raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
         threads = check_positive_int(self.n_threads, "n_threads")
         max_epochs = check_positive_int(self.max_epochs, "max_epochs")
-        Z = sp.csc_matrix(X, dtype=np.float64)  # column access: one column per coordinate step
-        Z.sort_indices()
-        Zr = Z.tocsr()  # row access for the exact responses of the convergence check
-        N, D = Z.shape
-        curv = np.asarray(Z.multiply(Z).sum(axis=0)).ravel() / N  # beta = 1
         T = self._encode(y)
         rng = check_random_state(self.random_state)
         hinge = self.loss == "squared_hinge"
+        # column access (CSC) for the coordinate steps, row access (CSR) for the exact responses:
+        # one conversion from whichever the input is (it runs on one thread, before the descent)
+        if sp.issparse(X) and X.format == "csc":
+            Z = sp.csc_matrix(X, dtype=np.float64)
+            Zr = Z.tocsr()
+        else:
+            Zr = sp.csr_matrix(X, dtype=np.float64)
+            Z = Zr.tocsc()
+        N, D = Z.shape
         previous = numba.get_num_threads()
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        workers = min(threads, numba.config.NUMBA_NUM_THREADS)
+        numba.set_num_threads(workers)
         try:
+            curv = np.empty(D)
+            _column_curvature(Z.indptr, Z.data, N, curv)
             self.coef_ = np.zeros((D, T.shape[1]))
             epochs, ok, obj = [], [], 0.0
             for k in range(T.shape[1]):
-                states = rng.randint(1, 2**62, size=threads).astype(np.uint64)
+                seed = np.uint64(rng.randint(0, 2**62))
                 e, conv, f = self._solve(Z, Zr, np.ascontiguousarray(T[:, k]), self.coef_[:, k], curv, lam,
-                                         hinge, states, max_epochs)
+                                         hinge, seed, workers, max_epochs)
                 epochs.append(e)
                 ok.append(conv)
                 obj += f
@@ -233,19 +378,24 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         self.nonzero_fraction_ = float(np.mean(self.coef_ != 0))
         return self
 
-    def _solve(self, Z, Zr, y, w_out, curv, lam, hinge, states, max_epochs):
+    def _solve(self, Z, Zr, y, w_out, curv, lam, hinge, seed, workers, max_epochs):
         w = np.zeros(Z.shape[1])
         resp = np.zeros(Z.shape[0])
+        chunk = _chunk_size(Z.shape[1])
+        next_chunk = np.zeros(1, dtype=np.int64)
         last = _objective(y, resp, w, lam, hinge)
         converged = False
         epoch = 0
         while epoch < max_epochs:
-            _epoch(Z.indptr, Z.indices, Z.data, y, resp, w, curv, lam, hinge, Z.shape[1], states)
+            next_chunk[0] = 0
+            _epoch(Z.indptr, Z.indices, Z.data, y, resp, w, curv, lam, hinge, seed, epoch, chunk, next_chunk, workers)
             epoch += 1
+            if workers > 1 and (epoch <= _RESYNC_EVERY or epoch % _RESYNC_EVERY == 0):
+                _responses(Zr.indptr, Zr.indices, Zr.data, w, resp)  # drop the mass lost to races
             f = _objective(y, resp, w, lam, hinge)
             if last - f <= self.tol * abs(f):
                 # A quiet epoch is only a hint: its random draws may have missed the coordinates
-                # still moving, and a race may have lost response updates. Confirm on exact responses.
+                # still moving, and races may have lost response updates. Confirm on exact responses.
                 _responses(Zr.indptr, Zr.indices, Zr.data, w, resp)
                 f = _objective(y, resp, w, lam, hinge)
                 gain = _largest_step_gain(Z.indptr, Z.indices, Z.data, y, resp, w, curv, lam, hinge)
