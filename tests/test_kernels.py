@@ -113,6 +113,27 @@ def test_bandwidth_rule_subsamples_deterministically():
     assert a == pytest.approx(full, rel=0.1)
 
 
+def test_bandwidth_rule_is_memoised_by_the_rows_content(monkeypatch):
+    import rfrepro.kernels as kernels
+
+    calls = []
+    real = kernels.pdist
+    monkeypatch.setattr(kernels, "pdist", lambda X, metric: calls.append(metric) or real(X, metric=metric))
+    monkeypatch.setattr(kernels, "_RULE_CACHE", {})
+    X = np.random.RandomState(3).standard_normal((400, 4))
+    a = resolve_bandwidth(X, "median", max_points=100, random_state=5)
+    b = resolve_bandwidth(X.copy(), "median", max_points=100, random_state=5)  # same rows, another array
+    assert a == b and len(calls) == 1
+    X2 = X.copy()
+    X2[:, 0] *= 3.0  # the same row indices, other values: a new computation
+    c = resolve_bandwidth(X2, "median", max_points=100, random_state=5)
+    assert len(calls) == 2 and c > a
+    # another rule or metric on the same rows is computed, not looked up
+    resolve_bandwidth(X, "mean", max_points=100, random_state=5)
+    resolve_bandwidth(X, "median", kernel="laplacian", max_points=100, random_state=5)
+    assert calls[2:] == ["euclidean", "cityblock"]
+
+
 @pytest.mark.parametrize("sigma, expected", [(2.5, 2.5), (3, 3.0), (np.float32(0.5), 0.5)])
 def test_bandwidth_numbers_pass_through(sigma, expected):
     value = resolve_bandwidth(np.zeros((1, 2)), sigma)
