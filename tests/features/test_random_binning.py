@@ -8,6 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from rfrepro.features import RandomBinning
 from rfrepro.kernels import laplacian_kernel
 from rfrepro.models import CGRidge
+from rfrepro.models.cg_ridge import CG_GROUP_BLOCKS, GRAM_PARTS
 from rfrepro.runner.memory import PeakMemory
 
 
@@ -164,15 +165,16 @@ def test_sklearn_estimator_checks(estimator, check):
 
 def test_cg_memory_of_a_one_valued_z_counts_indices_only(X):
     # every training value of RB's Z is 1/sqrt(R): CG's products never read the values array, so what the
-    # solver holds of Z is its column indices, its row pointers, the column labels and that one value
+    # solver holds of Z is its column-major copy's row numbers (int32), column pointers and that one value
     Z = RandomBinning(n_components=16, sigma=0.5, random_state=0).fit_transform(X)
     assert np.unique(Z.data).size == 1
     n, D = Z.shape
     m = CGRidge(lam=0.01).fit(Z, X[:, 0])
-    indices_only = Z.indices.nbytes + 8 * (n + 1) + 8 * D + 8
+    indices_only = 4 * Z.nnz + 8 * (D + 1) + 8
     assert m.operator_bytes_ == indices_only
     assert m.operator_bytes_ < Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes
-    assert m.solver_bytes_ == indices_only + 4 * 8 * D  # plus CG's four D x 1 blocks
+    # plus the coefficients, one group's CG blocks (one target column) and the products' partial sums
+    assert m.solver_bytes_ == indices_only + 8 * D + CG_GROUP_BLOCKS * 8 * D + (GRAM_PARTS + 1) * 8 * n
     # values that differ are read, and counted
     W = Z.multiply(np.random.RandomState(1).rand(n, 1)).tocsr()
-    assert CGRidge(lam=0.01).fit(W, X[:, 0]).operator_bytes_ == indices_only - 8 + W.data.nbytes
+    assert CGRidge(lam=0.01).fit(W, X[:, 0]).operator_bytes_ == indices_only - 8 + 8 * W.nnz

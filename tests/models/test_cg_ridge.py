@@ -211,7 +211,8 @@ def test_groups_of_columns_give_the_one_group_solution(monkeypatch, width):
     capped = CGRidge(lam=0.05, task="multiclass", tol=1e-14, maxiter=4).fit(Z, y)
     assert capped.n_iter_ == 4 and not capped.converged_  # the cap still shows through the groups
     assert grouped.solver_bytes_ == (grouped.operator_bytes_ + 8 * Z.shape[1] * 7
-                                     + cg.CG_GROUP_BLOCKS * 8 * Z.shape[1] * width)
+                                     + cg.CG_GROUP_BLOCKS * 8 * Z.shape[1] * width
+                                     + (cg.GRAM_PARTS + 1) * 8 * Z.shape[0] * width)  # the partial sums
 
 
 def test_groups_on_a_dense_z_agree_to_rounding(monkeypatch):

@@ -149,9 +149,10 @@ def _gram_products(Z, lam: float):
     result are read and written in order, and only the small (n, k) sums are
     accessed at random. When every stored value of Z is the same c (random
     binning's training features, all 1/sqrt(R)) only the row numbers are
-    stored and read. ``nbytes``: column pointers, row numbers, the values (8
-    bytes when all equal) and the partial sums. Dense or CSC ``Z``: scipy's or
-    BLAS's products, holding Z's own arrays.
+    stored and read. ``nbytes``: column pointers, row numbers and the values (8
+    bytes when all equal); the partial sums are per product, (GRAM_PARTS + 1)
+    n k float64 (:attr:`CGRidge.solver_bytes_` counts them). Dense or CSC
+    ``Z``: scipy's or BLAS's products, holding Z's own arrays.
 
     Compiled and in parallel, as the BLAS products of the dense maps it is
     compared with are (Wu et al. 2016, Sec. 5.2, call RB's own sparse
@@ -335,8 +336,9 @@ class CGRidge(TaskMixin, BaseEstimator):
     solver_bytes_ : int
         ``operator_bytes_`` plus the (D, k) coefficients plus one group's
         :data:`CG_GROUP_BLOCKS` (D, g) float64 blocks (right-hand side,
-        solution, running solution, residual, direction, product): what the
-        solve holds besides the targets.
+        solution, running solution, residual, direction, product), plus,
+        for a CSR Z, the products' (n, g) partial sums (``GRAM_PARTS`` + 1 of
+        them): what the solve holds besides the targets.
 
     References
     ----------
@@ -399,7 +401,8 @@ class CGRidge(TaskMixin, BaseEstimator):
         self.n_groups_ = len(groups)
         self.operator_bytes_ = operator_bytes
         widest = max(c.stop - c.start for c in groups)
-        self.solver_bytes_ = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest
+        scratch = (GRAM_PARTS + 1) * 8 * Z.shape[0] * widest if sp.issparse(Z) and Z.format == "csr" else 0
+        self.solver_bytes_ = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest + scratch
         return self
 
     def _scores(self, X) -> np.ndarray:
