@@ -37,6 +37,7 @@ from numba.extending import intrinsic
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from rfrepro.features._base import (
     NONNEGATIVE_REAL,
@@ -358,6 +359,10 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         previous = numba.get_num_threads()
         workers = min(threads, numba.config.NUMBA_NUM_THREADS)
         numba.set_num_threads(workers)
+        # BLAS's own threads off for the descent: OpenBLAS's idle workers spin for a while after
+        # any BLAS call, on the cores the descent's threads need (with 2 BLAS threads on 2 cores,
+        # about one 2-thread fit in three took 1.6x as long)
+        limits = threadpool_limits(1, user_api="blas")
         try:
             curv = np.empty(D)
             _column_curvature(Z.indptr, Z.data, N, curv)
@@ -371,6 +376,7 @@ class ParallelRCD(TaskMixin, BaseEstimator):
                 ok.append(conv)
                 obj += f
         finally:
+            limits.restore_original_limits()
             numba.set_num_threads(previous)
         self.n_iter_ = int(max(epochs))
         self.converged_ = bool(all(ok))
