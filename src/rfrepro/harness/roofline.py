@@ -25,7 +25,6 @@ import functools
 import hashlib
 import json
 import os
-import platform
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +35,7 @@ import numpy as np
 
 from rfrepro.atomic import atomic_write_text
 from rfrepro.layout import user_cache_dir
+from rfrepro.runner.env import cpu_model
 
 ROOFLINE_ENV = "RFREPRO_ROOFLINE"
 #: values of ``$RFREPRO_ROOFLINE`` that switch the measurement (and the records' roofline) off
@@ -52,17 +52,6 @@ PEAK_KEYS = ("gemm_f32", "gemm_f64", "bandwidth")
 
 def enabled() -> bool:
     return os.environ.get(ROOFLINE_ENV, "").strip().lower() not in OFF
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
 
 
 def _numpy_blas() -> str:
@@ -88,7 +77,7 @@ def _numpy_blas() -> str:
 @functools.lru_cache(maxsize=1)
 def host_identity() -> dict:
     """What the peaks depend on: the machine, numpy and its BLAS (not the thread limits)."""
-    return {"hostname": socket.gethostname(), "cpu": _cpu_model(), "cores": os.cpu_count() or 1,
+    return {"hostname": socket.gethostname(), "cpu": cpu_model(), "cores": os.cpu_count() or 1,
             "numpy": np.__version__, "blas": _numpy_blas()}
 
 

@@ -20,7 +20,6 @@ from rfrepro.features._base import (
 from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.ridge import _check_lam
 
-
 #: Column ranges (of about equal stored values) whose products Z V are summed
 #: separately and then added in a fixed order: the threads share the work, and
 #: the rounding does not depend on how many threads there are.

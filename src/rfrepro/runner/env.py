@@ -44,7 +44,8 @@ def versions() -> dict[str, str]:
     return out
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo, else what platform knows)."""
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
@@ -52,7 +53,7 @@ def _cpu_model() -> str:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return platform.processor() or platform.machine() or "unknown"
 
 
 def _memory_bytes() -> int:
@@ -74,7 +75,7 @@ def machine() -> dict:
     ]
     return {
         "cores": os.cpu_count() or 1,
-        "cpu": _cpu_model(),
+        "cpu": cpu_model(),
         "memory_gib": round(_memory_bytes() / 2**30, 1),
         "os": f"{platform.system()} {platform.machine()}",
         "blas": "; ".join(sorted(set(blas))) or "unknown",
