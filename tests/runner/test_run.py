@@ -232,6 +232,30 @@ def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_roo
         check_run_config(compose(FAST + ["eval.warmup_rows=-1"]))
 
 
+def test_warm_up_model_fits_a_copy_on_the_first_rows_and_leaves_the_model_cold():
+    from sklearn.base import BaseEstimator
+
+    from rfrepro.runner.steps import warm_up_model
+
+    class Spy(BaseEstimator):
+        seen: list = []
+
+        def fit(self, X, y):
+            if X.shape[0] < 5:
+                raise ValueError("too few rows")
+            Spy.seen.append((X.shape[0], list(y)))
+            self.coef_ = 1.0
+            return self
+
+    Z, y = np.arange(40.0).reshape(20, 2), np.arange(20)
+    model = Spy()
+    warm_up_model(model, Z, y, 8)
+    assert Spy.seen == [(8, list(range(8)))] and not hasattr(model, "coef_")
+    warm_up_model(model, Z, y, 3)  # the copy cannot fit 3 rows: no error, nothing fitted
+    warm_up_model(model, Z, y, 0)  # off
+    assert len(Spy.seen) == 1
+
+
 def test_runs_that_differ_only_in_their_model_share_one_fit(results_root):
     """eval.share_fit: the second model loads the first run's fitted map and records its fit time."""
     sel = ["dataset=checkerboard", "dataset.n_train=300", "dataset.n_test=300", "method=rff_selection",
