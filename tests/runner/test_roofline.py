@@ -162,15 +162,34 @@ def test_report_table_per_method_and_nothing_for_records_without_roofline(tmp_pa
     assert roofline_rows(pd.DataFrame()) == [] and roofline_rows(None) == []
 
 
-def test_reference_results_render_without_a_roofline():
+def test_reference_results_render_with_or_without_a_roofline():
     from pathlib import Path
 
     from rfrepro.harness.report import study_section
     from rfrepro.harness.scorecard import load_study
 
     root = Path(__file__).resolve().parents[2] / "results" / "reference"
-    slug = sorted(p.stem for p in (root / "tables").glob("*.parquet"))[0]
-    study = slug.replace("-", "/", 1)
-    s = load_study(study, root)
-    assert s.roofline == []
-    assert "roofline" not in study_section(s, root)
+    for table in sorted((root / "tables").glob("*.parquet")):
+        s = load_study(table.stem.replace("-", "/", 1), root)
+        t = pd.read_parquet(table)
+        has = any(c.startswith("roofline.") and c.endswith("fraction") and t[c].notna().any() for c in t.columns)
+        assert bool(s.roofline) == has, table.stem
+        assert ("roofline" in study_section(s, root)) == has, table.stem
+        # nothing runs faster than the machine's peak: such runs (cached transforms) are left out
+        assert all(r["fraction"] is None or r["fraction"] <= 1.0 for r in s.roofline), table.stem
+
+
+def test_runs_faster_than_the_peak_are_left_out_and_counted():
+    from rfrepro.harness.report import roofline_lines
+    from rfrepro.harness.scorecard import roofline_rows
+    from rfrepro.runner.store import records_to_table
+
+    recs = [{"run_id": f"r{i}", "status": "ok", "method": {"name": m},
+             "roofline": {"host": PEAKS, "predicted_s": p, "measured_s": 0.1, "fraction": p / 0.1}}
+            for i, (m, p) in enumerate([("rks", 0.02), ("rks", 0.04), ("rks", 0.5), ("exact", 0.4)])]
+    rows = roofline_rows(records_to_table(recs))
+    assert [(r["method"], r["runs"], r["above_peak"]) for r in rows] == [("exact", 0, 1), ("rks", 2, 1)]
+    assert rows[0]["fraction"] is None and rows[1]["fraction"] == pytest.approx(0.3)
+    lines = roofline_lines(rows)
+    assert "| exact | train | 0 | | | n/a: all 1 runs faster than the peak allows (a cached transform) |" in lines
+    assert "| rks | train | 2 | 0.03 | 0.1 | 30.0% (1 cached runs left out) |" in lines

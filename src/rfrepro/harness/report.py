@@ -202,8 +202,14 @@ def roofline_lines(rows: list[dict]) -> list[str]:
              "max(flops / peak GEMM rate, bytes / copy bandwidth)):", "",
              "| method | transform | runs | predicted s | measured s | fraction of peak |",
              "|---|---|---|---|---|---|"]
-    lines += [f"| {_md(r['method'])} | {r['split']} | {r['runs']} | {_num(r['predicted_s'])} | "
-              f"{_num(r['measured_s'])} | {r['fraction']:.1%} |" for r in rows]
+    for r in rows:
+        if r["fraction"] is None:
+            lines.append(f"| {_md(r['method'])} | {r['split']} | 0 | | | n/a: all {r['above_peak']} runs faster "
+                         "than the peak allows (a cached transform) |")
+        else:
+            note = f" ({r['above_peak']} cached runs left out)" if r.get("above_peak") else ""
+            lines.append(f"| {_md(r['method'])} | {r['split']} | {r['runs']} | {_num(r['predicted_s'])} | "
+                         f"{_num(r['measured_s'])} | {r['fraction']:.1%}{note} |")
     return lines + [""]
 
 
