@@ -107,3 +107,25 @@ def mean_by(sub: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 def seeds_text(ok: pd.DataFrame) -> str:
     n = int(ok["seed"].nunique()) if len(ok) and "seed" in ok else 0
     return f"mean $\\pm$ std over {n} seed(s)"
+
+
+#: The record of whether a run's solver met its stopping rule before its cap (CG, RCD).
+CONVERGED = "fitted.model_converged"
+
+
+def unconverged(sub: pd.DataFrame) -> pd.Series:
+    """True for the runs whose solver stopped at its iteration cap (CG) or epoch cap (RCD); no record: False."""
+    if CONVERGED not in sub:
+        return pd.Series(False, index=sub.index)
+    def stuck(v) -> bool:
+        if isinstance(v, str):  # the table keeps mixed-type record columns as text
+            return v.strip().lower() == "false"
+        return v is not None and not pd.isna(v) and not bool(v)
+
+    return sub[CONVERGED].map(stuck).astype(bool)
+
+
+def converged(sub: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """The runs whose solver converged (within its iteration or epoch cap), and how many did not."""
+    bad = unconverged(sub)
+    return sub[~bad], int(bad.sum())

@@ -22,11 +22,13 @@ from experiments.wu2016.common import (
     LABELS,
     STYLE,
     claim_data,
+    converged,
     label,
     not_run_reason,
     per_dataset,
     performance,
     seeds_text,
+    unconverged,
 )
 from rfrepro.harness.claims import FAIL, PASS, judge, judge_every, not_run, with_data
 from rfrepro.harness.hostload import host_busy, unless_busy
@@ -38,7 +40,6 @@ BASELINES = ("rf", "nystrom", "blockdiag_size", "blockdiag_count")
 GROUPS = {"": ("rf", "nystrom"), "-blockdiag-size": ("blockdiag_size",), "-blockdiag-count": ("blockdiag_count",)}
 #: Train time = map fit + training-feature transform (or the two at once) + model training.
 TIME_PARTS = ("timings.fit_s", "timings.transform_train_s", "timings.fit_transform_s", "timings.train_s")
-CONVERGED = "fitted.model_converged"
 #: Error levels per (dataset, baseline): evenly spaced from the lower of the two methods' best mean errors
 #: to the higher of their worst (the range of the paper's third and fourth columns' x axis).
 N_LEVELS = 8
@@ -85,24 +86,6 @@ def with_axes(sub: pd.DataFrame) -> pd.DataFrame:
     sub["time"] = train_time(sub)
     sub["perf"] = performance(sub)[0]
     return sub
-
-
-def unconverged(sub: pd.DataFrame) -> pd.Series:
-    """True for the runs whose CG stopped at its iteration cap (models without the record: False)."""
-    if CONVERGED not in sub:
-        return pd.Series(False, index=sub.index)
-    def stuck(v) -> bool:
-        if isinstance(v, str):  # the table keeps mixed-type record columns as text
-            return v.strip().lower() == "false"
-        return v is not None and not pd.isna(v) and not bool(v)
-
-    return sub[CONVERGED].map(stuck).astype(bool)
-
-
-def converged(sub: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """The runs whose solver converged (CG within its iteration cap), and how many did not."""
-    bad = unconverged(sub)
-    return sub[~bad], int(bad.sum())
 
 
 def _means(sub: pd.DataFrame) -> pd.DataFrame:
