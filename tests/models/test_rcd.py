@@ -95,8 +95,21 @@ def test_seed_determinism_with_one_thread(rb_problem):
     assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("bad", [{"loss": "hinge"}, {"n_threads": 0}, {"lam": -1.0}, {"loss": "squared_hinge"}])
+@pytest.mark.parametrize("bad", [{"loss": "hinge"}, {"n_threads": 0}, {"lam": -1.0}, {"loss": "squared_hinge"},
+                                 {"step": "fast"}])
 def test_invalid_parameters(rb_problem, bad):
     Z, y = rb_problem
     with pytest.raises(ValueError):
         ParallelRCD(**bad).fit(Z, y)
+
+
+def test_eso_beta_is_one_for_random_binning_at_one_thread_and_near_one_at_two(rb_problem):
+    """beta = 1 + (omega - 1)(tau - 1) / (D - 1): omega = R (one bin a grid per row) for RB."""
+    Z, y = rb_problem
+    R, D = 24, Z.shape[1]
+    fits = {(t, step): ParallelRCD(lam=1e-3, max_epochs=3, n_threads=t, step=step, random_state=0).fit(Z, y)
+            for t in (1, 2) for step in ("eso", "hogwild")}
+    assert fits[1, "eso"].step_beta_ == fits[1, "hogwild"].step_beta_ == fits[2, "hogwild"].step_beta_ == 1.0
+    assert fits[2, "eso"].step_beta_ == pytest.approx(1 + (R - 1) / (D - 1), rel=1e-12)
+    # one thread: the step rule cannot matter, the result is bit for bit the same
+    assert np.array_equal(fits[1, "eso"].coef_, fits[1, "hogwild"].coef_)

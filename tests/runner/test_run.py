@@ -219,9 +219,9 @@ def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_roo
 
     X = np.random.RandomState(0).randn(50, 3)
     fmap = RandomFourierFeatures(n_components=8, random_state=0)
-    warm_up(fmap, X, None, 10)
+    warm_up(fmap, X, None, 10, transform=True)
     assert not hasattr(fmap, "n_features_out_")  # a copy was fitted, not the map
-    warm_up(Nystroem(n_components=40), X, None, 10)  # cannot fit 10 rows: stays cold, no error
+    warm_up(Nystroem(n_components=40), X, None, 10, transform=True)  # cannot fit 10 rows: stays cold, no error
     cold = run_and_record(compose(FAST))
     warm = run_and_record(compose(FAST + ["eval.warmup_rows=64"]))
     assert warm["run_id"] != cold["run_id"]  # a different computation of the times
@@ -232,10 +232,10 @@ def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_roo
         check_run_config(compose(FAST + ["eval.warmup_rows=-1"]))
 
 
-def test_warm_up_model_fits_a_copy_on_the_first_rows_and_leaves_the_model_cold():
+def test_warm_up_of_a_model_fits_a_copy_on_the_first_rows_and_leaves_the_model_cold():
     from sklearn.base import BaseEstimator
 
-    from rfrepro.runner.steps import warm_up_model
+    from rfrepro.runner.steps import warm_up
 
     class Spy(BaseEstimator):
         seen: list = []
@@ -249,10 +249,10 @@ def test_warm_up_model_fits_a_copy_on_the_first_rows_and_leaves_the_model_cold()
 
     Z, y = np.arange(40.0).reshape(20, 2), np.arange(20)
     model = Spy()
-    warm_up_model(model, Z, y, 8)
+    warm_up(model, Z, y, 8)
     assert Spy.seen == [(8, list(range(8)))] and not hasattr(model, "coef_")
-    warm_up_model(model, Z, y, 3)  # the copy cannot fit 3 rows: no error, nothing fitted
-    warm_up_model(model, Z, y, 0)  # off
+    warm_up(model, Z, y, 3)  # the copy cannot fit 3 rows: no error, nothing fitted
+    warm_up(model, Z, y, 0)  # off
     assert len(Spy.seen) == 1
 
 

@@ -8,6 +8,17 @@ the squared hinge is what makes beta = 1 hold; the paper writes max(.)^2 and
 beta = 1), so M_j = (1/N) sum_i z_ij^2 bounds the coordinate curvature and
 Eq. (26) is a soft-threshold step.
 
+With tau threads the step of Eq. (26) uses the curvature beta M_j (this
+beta is Richtarik & Takac's, not the loss constant above),
+beta = 1 + (omega - 1)(tau - 1) / (D - 1), where omega is the most non-zeros
+in a row of Z (``step="eso"``, the default): the expected separable
+overapproximation of Richtarik & Takac (2015, Theorem 19) behind the speedup
+of Eq. (29). For RB features omega = R << D, so beta is close to 1 and tau
+threads do tau times the work per epoch; for dense random Fourier features
+omega = D, so beta = tau and the shorter steps cost as many more epochs: the
+"almost no speedup" the paper predicts for RF. ``step="hogwild"`` keeps
+beta = 1 for any thread count (Hsieh et al. 2015 run PASSCoDe that way).
+
 Threads run Hogwild-style (Liu et al. 2014; Richtarik & Takac 2015): each
 draws coordinates uniformly at random and updates w_j and the maintained
 responses s_i = z_i' w of the rows in column j without locks. An epoch's D
@@ -49,6 +60,7 @@ from rfrepro.features._base import (
 from rfrepro.models._task import TASKS, TaskMixin
 
 LOSSES = ("squared", "squared_hinge")
+STEPS = ("eso", "hogwild")
 
 # Hand-written: scikit-learn's coordinate descent (Lasso) is cyclic and serial
 # and has no squared-hinge L1 solver; liblinear's is serial too. Algorithm 2's
@@ -229,7 +241,7 @@ def _responses(indptr, indices, data, w, out):
 
 @numba.njit(parallel=True, cache=True)
 def _column_curvature(indptr, data, N, out):
-    """M_j = (1/N) sum_i z_ij^2, the coordinate curvature bound (beta = 1)."""
+    """M_j = (1/N) sum_i z_ij^2, the coordinate curvature bound (the losses' constant is 1)."""
     for j in numba.prange(out.shape[0]):
         acc = 0.0
         for p in range(indptr[j], indptr[j + 1]):
@@ -261,6 +273,28 @@ def _largest_step_gain(indptr, indices, data, y, resp, w, curv, lam, hinge):
     return gains.max() if D > 0 else 0.0
 
 
+def eso_beta(Z, threads: int) -> float:
+    """beta = 1 + (omega - 1)(tau - 1) / (D - 1) for ``threads`` = tau (Richtarik & Takac 2015, Theorem 19).
+
+    omega is the most non-zeros in a row of ``Z`` (each row's loss depends on
+    that many coordinates): R for R grids of random binning, D for dense
+    features. Eq. (29)'s speedup tau / beta follows.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> eso_beta(sp.csr_matrix(np.ones((4, 8))), 2)   # dense: omega = D, beta = tau
+    2.0
+    >>> rb = sp.csr_matrix((np.ones(4), [0, 3, 5, 7], [0, 1, 2, 3, 4]), shape=(4, 8))  # one non-zero a row
+    >>> eso_beta(rb, 2), eso_beta(rb, 1)
+    (1.0, 1.0)
+    """
+    Z = sp.csr_matrix(Z)
+    D = Z.shape[1]
+    if threads <= 1 or D <= 1 or Z.shape[0] == 0:
+        return 1.0
+    omega = int(np.diff(Z.indptr).max())
+    return 1.0 + (omega - 1) * (threads - 1) / (D - 1)
+
+
 class ParallelRCD(TaskMixin, BaseEstimator):
     """L1-regularised least squares or squared-hinge SVM by parallel randomized coordinate descent.
 
@@ -281,6 +315,11 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         coordinate step lowers it by more than ``tol`` relative (for the
         squared hinge: by more than its curvature bound guarantees).
     max_epochs : int
+    step : {"eso", "hogwild"}
+        ``"eso"``: with tau threads, steps of Eq. (26) with curvature beta M_j,
+        beta = 1 + (omega - 1)(tau - 1) / (D - 1) (omega: the most non-zeros in
+        a row), the step Eq. (29)'s speedup is proved for. ``"hogwild"``:
+        beta = 1 whatever the threads. One thread: beta = 1 either way.
     random_state : int, RandomState or None
         Seeds the coordinate draws. With one thread it fixes the result; with
         more it fixes which coordinates each epoch draws (the same as with one
@@ -292,6 +331,8 @@ class ParallelRCD(TaskMixin, BaseEstimator):
     coef_ : ndarray of shape (D, k)
     n_iter_ : int
         Epochs run (the most over target columns).
+    step_beta_ : float
+        The beta the coordinate steps used (1 with one thread or ``step="hogwild"``).
     converged_ : bool
     objective_ : float
         Final objective, from exactly recomputed responses (the sum over columns).
@@ -317,19 +358,22 @@ class ParallelRCD(TaskMixin, BaseEstimator):
     array([ 0.99, -1.99])
     """
 
-    recorded_attributes = ("n_iter_", "converged_", "objective_", "nonzero_fraction_")
+    recorded_attributes = ("n_iter_", "converged_", "objective_", "nonzero_fraction_", "step_beta_")
 
     _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "loss": options(LOSSES), "task": options(TASKS),
-        "n_threads": POSITIVE_INT, "tol": NONNEGATIVE_REAL, "max_epochs": POSITIVE_INT, "random_state": RANDOM_STATE}
+        "n_threads": POSITIVE_INT, "tol": NONNEGATIVE_REAL, "max_epochs": POSITIVE_INT, "step": options(STEPS),
+        "random_state": RANDOM_STATE}
 
     def __init__(self, lam: float = 1e-3, *, loss: str = "squared", task: str = "regression",
-                 n_threads: int = 1, tol: float = 1e-6, max_epochs: int = 1000, random_state=None):
+                 n_threads: int = 1, tol: float = 1e-6, max_epochs: int = 1000, step: str = "eso",
+                 random_state=None):
         self.lam = lam
         self.loss = loss
         self.task = task
         self.n_threads = n_threads
         self.tol = tol
         self.max_epochs = max_epochs
+        self.step = step
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -337,6 +381,8 @@ class ParallelRCD(TaskMixin, BaseEstimator):
                              multi_output=True, y_numeric=not self._is_classifier())
         if self.loss not in LOSSES:
             raise ValueError(f"loss={self.loss!r}; valid losses: {', '.join(LOSSES)}")
+        if self.step not in STEPS:
+            raise ValueError(f"step={self.step!r}; valid steps: {', '.join(STEPS)}")
         if self.loss == "squared_hinge" and not self._is_classifier():
             raise ValueError("loss='squared_hinge' needs a classification task")
         lam = float(self.lam)
@@ -362,30 +408,33 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         # BLAS's own threads off for the descent: OpenBLAS's idle workers spin for a while after
         # any BLAS call, on the cores the descent's threads need (with 2 BLAS threads on 2 cores,
         # about one 2-thread fit in three took 1.6x as long)
-        limits = threadpool_limits(1, user_api="blas")
+        beta = eso_beta(Zr, workers) if self.step == "eso" else 1.0
         try:
-            curv = np.empty(D)
-            _column_curvature(Z.indptr, Z.data, N, curv)
-            self.coef_ = np.zeros((D, T.shape[1]))
-            epochs, ok, obj = [], [], 0.0
-            for k in range(T.shape[1]):
-                seed = np.uint64(rng.randint(0, 2**62))
-                e, conv, f = self._solve(Z, Zr, np.ascontiguousarray(T[:, k]), self.coef_[:, k], curv, lam,
-                                         hinge, seed, workers, max_epochs)
-                epochs.append(e)
-                ok.append(conv)
-                obj += f
+            with threadpool_limits(1, user_api="blas"):
+                curv = np.empty(D)
+                _column_curvature(Z.indptr, Z.data, N, curv)
+                self.coef_ = np.zeros((D, T.shape[1]))
+                epochs, ok, obj = [], [], 0.0
+                for k in range(T.shape[1]):
+                    seed = np.uint64(rng.randint(0, 2**62))
+                    e, conv, f = self._solve(Z, Zr, np.ascontiguousarray(T[:, k]), self.coef_[:, k], curv, beta,
+                                             lam, hinge, seed, workers, max_epochs)
+                    epochs.append(e)
+                    ok.append(conv)
+                    obj += f
         finally:
-            limits.restore_original_limits()
             numba.set_num_threads(previous)
+        self.step_beta_ = float(beta)
         self.n_iter_ = int(max(epochs))
         self.converged_ = bool(all(ok))
         self.objective_ = float(obj)
         self.nonzero_fraction_ = float(np.mean(self.coef_ != 0))
         return self
 
-    def _solve(self, Z, Zr, y, w_out, curv, lam, hinge, seed, workers, max_epochs):
+    def _solve(self, Z, Zr, y, w_out, curv, beta, lam, hinge, seed, workers, max_epochs):
         w = np.zeros(Z.shape[1])
+        # the steps' curvature (beta M_j); the stopping check keeps the true bound M_j
+        step_curv = curv * beta if beta != 1.0 else curv
         resp = np.zeros(Z.shape[0])
         chunk = _chunk_size(Z.shape[1])
         next_chunk = np.zeros(1, dtype=np.int64)
@@ -394,7 +443,8 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         epoch = 0
         while epoch < max_epochs:
             next_chunk[0] = 0
-            _epoch(Z.indptr, Z.indices, Z.data, y, resp, w, curv, lam, hinge, seed, epoch, chunk, next_chunk, workers)
+            _epoch(Z.indptr, Z.indices, Z.data, y, resp, w, step_curv, lam, hinge, seed, epoch, chunk, next_chunk,
+                   workers)
             epoch += 1
             if workers > 1 and (epoch <= _RESYNC_EVERY or epoch % _RESYNC_EVERY == 0):
                 _responses(Zr.indptr, Zr.indices, Zr.data, w, resp)  # drop the mass lost to races

@@ -191,14 +191,16 @@ def check_compatible(fmap, model, task: str) -> None:
                          "classification task; use a classifier (e.g. model=ls or model=linear_svm)")
 
 
-def warm_up(fmap, X, y, rows: int) -> None:
-    """Fit and transform a copy of ``fmap`` on the first ``rows`` rows, untimed and unrecorded.
+def warm_up(estimator, X, y, rows: int, *, transform: bool = False) -> None:
+    """Fit a copy of ``estimator`` on the first ``rows`` rows (and transform them), untimed and unrecorded.
 
     The first call of a code path in a process pays one-time costs (numba
     compiling or loading its kernels, lazy imports, thread pools): about a
-    second, which a timing study would count as the map's time in whichever
-    run a worker does first. A map that cannot be fitted on so few rows (more
-    landmarks than rows, say) is left cold: the warm-up only removes a cost.
+    second for a map, about 10 s for the parallel coordinate descent after a
+    code change, which a timing study would count as the time of whichever run
+    a worker does first. Used for the map (``transform=True``) and the model.
+    An estimator that cannot be fitted on so few rows (more landmarks than
+    rows, say) is left cold: the warm-up only removes a cost.
     """
     if rows <= 0:
         return
@@ -206,27 +208,10 @@ def warm_up(fmap, X, y, rows: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            clone(fmap).fit(X[part], None if y is None else y[part]).transform(X[part])
-        except Exception:  # noqa: BLE001 - a map too big for the warm-up rows stays cold
-            pass
-
-
-def warm_up_model(model, Z, y, rows: int) -> None:
-    """Fit a copy of ``model`` on the first ``rows`` rows of ``Z``, untimed and unrecorded.
-
-    As :func:`warm_up` for the map: a compiled solver's first fit in a process
-    compiles or loads its kernels (about 10 s for the parallel coordinate
-    descent after a code change), which a timing study would otherwise count
-    as the training time of whichever run comes first.
-    """
-    if rows <= 0:
-        return
-    part = slice(0, min(rows, Z.shape[0]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            clone(model).fit(Z[part], y[part])
-        except Exception:  # noqa: BLE001 - a model that cannot fit so few rows stays cold
+            fitted = clone(estimator).fit(X[part], None if y is None else y[part])
+            if transform:
+                fitted.transform(X[part])
+        except Exception:  # noqa: BLE001 - an estimator too big for the warm-up rows stays cold
             pass
 
 
@@ -251,7 +236,7 @@ def featurize(run_cfg: DictConfig, X, y, timer: Timer, *, transform_train: bool,
             Z = _transform_train(found["map"], X, timer) if transform_train else None
             return found["map"], Z, found["source"]
     fmap = _build(run_cfg.method)
-    warm_up(fmap, X, y, int(run_cfg.eval.get("warmup_rows") or 0))
+    warm_up(fmap, X, y, int(run_cfg.eval.get("warmup_rows") or 0), transform=True)
     own = type(fmap).fit_transform is not TransformerMixin.fit_transform
     if transform_train and own and shared is None:
         with timer("fit_transform_s"):
@@ -274,7 +259,7 @@ def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tu
     """Train the model on ``Ztr``; score validation and test splits (and train if asked)."""
     model = _build(run_cfg.model)
     check_compatible(fmap, model, ds.task)
-    warm_up_model(model, Ztr, ds.y_train, int(run_cfg.eval.get("warmup_rows") or 0))
+    warm_up(model, Ztr, ds.y_train, int(run_cfg.eval.get("warmup_rows") or 0))
     with timer("train_s"):
         model.fit(Ztr, ds.y_train)
     fitted = {f"model_{a.rstrip('_')}": getattr(model, a)
