@@ -405,11 +405,11 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         previous = numba.get_num_threads()
         workers = min(threads, numba.config.NUMBA_NUM_THREADS)
         numba.set_num_threads(workers)
-        # BLAS's own threads off for the descent: OpenBLAS's idle workers spin for a while after
-        # any BLAS call, on the cores the descent's threads need (with 2 BLAS threads on 2 cores,
-        # about one 2-thread fit in three took 1.6x as long)
         beta = eso_beta(Zr, workers) if self.step == "eso" else 1.0
         try:
+            # BLAS's own threads off for the descent: OpenBLAS's idle workers spin for a while after
+            # any BLAS call, on the cores the descent's threads need (with 2 BLAS threads on 2 cores,
+            # about one 2-thread fit in three took 1.6x as long)
             with threadpool_limits(1, user_api="blas"):
                 curv = np.empty(D)
                 _column_curvature(Z.indptr, Z.data, N, curv)
