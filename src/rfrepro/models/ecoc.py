@@ -5,13 +5,14 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_solve
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfrepro.features._base import NONNEGATIVE_REAL, POSITIVE_INT, RANDOM_STATE, options
+from rfrepro.models._cholesky import cho_factor_guarded
 from rfrepro.models.ridge import _check_lam
 
 CODES = ("random", "one_hot")
@@ -134,7 +135,7 @@ class ECOCLeastSquares(ClassifierMixin, BaseEstimator):
         hessian[np.diag_indices_from(hessian)] += lam
         rhs = Z.T @ self.code_matrix_[y_idx]
         try:
-            self.coef_ = cho_solve(cho_factor(hessian, lower=True, check_finite=False), rhs, check_finite=False)
+            self.coef_ = cho_solve(cho_factor_guarded(hessian), rhs, check_finite=False)
         except np.linalg.LinAlgError:  # lam = 0 and Z rank deficient: least norm solution
             self.coef_ = np.linalg.lstsq(hessian, rhs, rcond=None)[0]
         return self

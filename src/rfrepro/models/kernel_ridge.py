@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_solve
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfrepro.features._base import NONNEGATIVE_REAL, POSITIVE_REAL, SIGMA, options
 from rfrepro.kernels import KERNELS, kernel_matrix
+from rfrepro.models._cholesky import cho_factor_guarded
 from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.ridge import _check_lam
 
@@ -37,7 +38,7 @@ def check_memory_budget(n_bytes: float, max_memory_gb: float | None, what: str) 
 def solve_kernel_ridge(K: np.ndarray, T: np.ndarray, lam: float) -> np.ndarray:
     """(K + lam I)^-1 T by Cholesky, overwriting K (the only n x n matrix held)."""
     K[np.diag_indices_from(K)] += lam
-    return cho_solve(cho_factor(K, lower=True, overwrite_a=True, check_finite=False), T, check_finite=False)
+    return cho_solve(cho_factor_guarded(K, overwrite_a=True), T, check_finite=False)
 
 
 def kernel_scores(kernel: str, params: dict, X: np.ndarray, centers: np.ndarray, coef: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_factor, cho_solve, eigh, solve
+from scipy.linalg import LinAlgError, cho_solve, eigh, solve
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils import check_random_state
@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfrepro.features._base import NONNEGATIVE_REAL, POSITIVE_INT, RANDOM_STATE
+from rfrepro.models._cholesky import cho_factor_guarded
 
 
 def _check_lam(lam: float) -> float:
@@ -27,7 +28,7 @@ def _check_lam(lam: float) -> float:
 def _spd_solve(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Solve A X = B for symmetric positive (semi)definite A."""
     try:
-        return cho_solve(cho_factor(A, lower=True, check_finite=False), B, check_finite=False)
+        return cho_solve(cho_factor_guarded(A), B, check_finite=False)
     except LinAlgError:  # singular (lam = 0 and rank deficient): least squares
         return solve(A, B, assume_a="sym") if np.linalg.matrix_rank(A) == A.shape[0] else (
             np.linalg.lstsq(A, B, rcond=None)[0]
