@@ -13,7 +13,7 @@ from experiments.wu2016.common import (
     seeds_text,
     unconverged,
 )
-from rfrepro.harness.claims import judge, not_run, with_data
+from rfrepro.harness.claims import add_reason, judge, not_run, with_data, withhold
 from rfrepro.harness.hostload import host_busy, unless_busy
 from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
 
@@ -66,14 +66,12 @@ def unless_converged(claim: dict, n_left_out: int, n_all: int, cap) -> dict:
     """
     if not n_left_out:
         return claim
-    text = f"{n_left_out} of {n_all} seeds left out: a run stopped at max_epochs = {cap} before the stopping rule held"
     if n_left_out >= n_all:
-        text = (f"every seed's runs stopped at max_epochs = {cap} before the stopping rule held: the speedup is "
-                f"that of a fixed number of epochs, not of a solve (judged on them all, not a verdict)")
-        if claim["verdict"] in ("pass", "fail"):
-            claim["measured_verdict"], claim["verdict"] = claim["verdict"], "inconclusive"
-    claim["reason"] = f"{claim['reason']}; {text}" if claim.get("reason") else text
-    return claim
+        return withhold(claim, f"every seed's runs stopped at max_epochs = {cap} before the stopping rule held: "
+                        f"the speedup is that of a fixed number of epochs, not of a solve (judged on them all, "
+                        f"not a verdict)", after=True)
+    return add_reason(claim, f"{n_left_out} of {n_all} seeds left out: a run stopped at max_epochs = {cap} "
+                             f"before the stopping rule held")
 
 
 def rb_threshold(p: int) -> float:

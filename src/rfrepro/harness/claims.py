@@ -316,6 +316,38 @@ def combine_data(parts: Iterable[tuple[str, str]]) -> tuple[str, str]:
     return kind, "; ".join(dict.fromkeys(n for _, n in parts if n))
 
 
+def withhold(claim: dict, why: str, *, after: bool = False) -> dict:
+    """``claim`` with its pass or fail withheld as ``inconclusive`` because of ``why``.
+
+    The verdict the statistic gave stays as ``measured_verdict``; ``why`` joins
+    the reason, before it (the cause a reader needs first) or ``after`` it (a
+    note on what was judged). A verdict that is neither pass nor fail is kept;
+    ``why`` is still added to its reason.
+
+    >>> c = withhold({"verdict": "fail", "reason": "ratio 0.8"}, "host busy")
+    >>> c["verdict"], c["measured_verdict"], c["reason"]
+    ('inconclusive', 'fail', 'host busy; ratio 0.8')
+    >>> withhold({"verdict": "not-run", "reason": ""}, "capped", after=True)["verdict"]
+    'not-run'
+    """
+    if claim["verdict"] in (PASS, FAIL):
+        claim["measured_verdict"], claim["verdict"] = claim["verdict"], INCONCLUSIVE
+    return add_reason(claim, why, after=after)
+
+
+def add_reason(claim: dict, text: str, *, after: bool = True) -> dict:
+    """``claim`` with ``text`` joined to its reason by "; " (``after`` it, or before it).
+
+    >>> add_reason({"reason": "r"}, "2 of 10 seeds left out")["reason"]
+    'r; 2 of 10 seeds left out'
+    >>> add_reason({"reason": ""}, "t", after=False)["reason"]
+    't'
+    """
+    old = claim.get("reason")
+    claim["reason"] = (f"{old}; {text}" if after else f"{text}; {old}") if old else text
+    return claim
+
+
 def not_comparable(claim: dict, reason: str) -> dict:
     """A claim about the paper's printed numbers judged on substitute data: ``not-comparable``, never fail.
 

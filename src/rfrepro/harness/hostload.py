@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rfrepro.harness.claims import withhold
+
 LOAD, CORES = "host_load.start_1min", "host_load.cores"
 #: how far above the cores the median load may go before the times are not evidence
 BUSY_MARGIN = 0.5
@@ -44,7 +46,5 @@ def unless_busy(claim: dict, busy: bool, text: str, why: str = "the times are no
     ('inconclusive', 'fail', 'host busy (load 3.6 on 2 cores, above cores + 0.5): the times are not evidence either way; ratio 0.8')
     """
     if busy and claim["verdict"] in ("pass", "fail"):
-        claim["measured_verdict"], claim["verdict"] = claim["verdict"], "inconclusive"
-        claim["reason"] = (f"host busy ({text}, above cores + {BUSY_MARGIN}): {why}"
-                           + (f"; {claim['reason']}" if claim.get("reason") else ""))
+        withhold(claim, f"host busy ({text}, above cores + {BUSY_MARGIN}): {why}")
     return claim
