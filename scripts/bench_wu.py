@@ -13,8 +13,10 @@ so the ratios are comparable on a noisy machine):
                               stopping rule (objectives within 1e-4 relative) on ijcnn1-sized
                               data (n = 35000, d = 22, R = 128) at a sigma where D >= 5e5; RF beside it,
                               and the 2-thread speedup of an embarrassingly parallel
-                              kernel, before and after, as a control of what the machine allows
-                              (a run counts as quiet when both controls are >= 1.75)
+                              kernel, before and after, as a control of what the machine allows,
+                              and the cache-line round trip between the two cores before and after
+                              (a run counts as quiet when both controls are >= 1.75 and both round
+                              trips show cores that share a cache)
   exact kernel refusal        the message ExactKernelRidge raises beyond max_memory_gb
 
     python scripts/bench_wu.py            # the sizes above
@@ -36,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from rfrepro.features import RandomBinning, RandomFourierFeatures
+from rfrepro.harness.corelatency import SHARED_CACHE_NS, round_trip_ns
 from rfrepro.models import CGRidge, ExactKernelRidge, ParallelRCD
 from rfrepro.runner.env import summary_line
 
@@ -167,23 +170,28 @@ def rcd_runs(n: int, repeats: int, runs: int) -> None:
     for run in range(runs):
         if runs > 1:
             print(f"-- run {run + 1} of {runs}")
-        before = parallel_control(repeats)
+        before, near_before = parallel_control(repeats), core_link()
         speedup, gap = rcd_speedup(Z, F, y, repeats)
-        after = parallel_control(repeats)
-        rows.append((speedup, gap, before, after))
+        after, near_after = parallel_control(repeats), core_link()
+        rows.append((speedup, gap, before, after, near_before and near_after))
     if runs > 1:
-        print("run  speedup  objective gap  control before/after  quiet")
-        for run, (speedup, gap, before, after) in enumerate(rows, 1):
-            print(f"{run:3d}  {speedup:7.2f}  {gap:13.1e}  {before:9.2f} / {after:.2f}  "
-                  f"{'yes' if min(before, after) >= QUIET else 'no'}")
-        quiet = [r for r in rows if min(r[2], r[3]) >= QUIET]
+        print("run  speedup  objective gap  control before/after  cores near  quiet")
+        for run, (speedup, gap, before, after, near) in enumerate(rows, 1):
+            print(f"{run:3d}  {speedup:7.2f}  {gap:13.1e}  {before:9.2f} / {after:.2f}  {'yes' if near else 'no':>10}  "
+                  f"{'yes' if _quiet(before, after, near) else 'no'}")
+        quiet = [r for r in rows if _quiet(*r[2:])]
         if quiet:
             s = [r[0] for r in quiet]
             print(f"quiet runs: {len(quiet)} of {runs}; speedup median {np.median(s):.2f}, lowest {min(s):.2f}; "
                   f"largest objective gap {max(r[1] for r in quiet):.1e}  (goal: median >= 1.6, none < 1.3, "
                   f"gaps <= 1e-4)")
         else:
-            print(f"quiet runs: 0 of {runs} (no run had both controls >= {QUIET})")
+            print(f"quiet runs: 0 of {runs} (no run had both controls >= {QUIET} with its cores sharing a cache)")
+
+
+def _quiet(before: float, after: float, near: bool) -> bool:
+    """A run is quiet when both controls allow a 2x speedup and the cores shared a cache before and after it."""
+    return min(before, after) >= QUIET and near
 
 
 @numba.njit(parallel=True, cache=True)
@@ -213,6 +221,24 @@ def parallel_control(repeats: int) -> float:
           f"(the most any 2-thread speedup can show on this machine now; load average "
           f"{os.getloadavg()[0]:.1f})")
     return times[1] / times[2]
+
+
+def core_link() -> bool:
+    """Print the cache-line round trip between the two threads' cores; True when they share a cache.
+
+    A control the embarrassingly parallel kernel cannot be: its threads share
+    nothing, while RCD's threads write the same responses (see
+    rfrepro.harness.corelatency: on a VM the host moves the vCPUs, and a
+    2-thread fit takes 2.5x as long while they sit on cores that share no cache).
+    """
+    ns = round_trip_ns()
+    if ns is None:
+        print("cores: round trip not measured (one core, or the other thread was not running)")
+        return False
+    near = ns <= SHARED_CACHE_NS
+    print(f"cores: cache-line round trip {ns:.0f} ns ({'shared cache' if near else 'no shared cache'}; "
+          f"bar {SHARED_CACHE_NS:.0f} ns)")
+    return near
 
 
 def exact_refusal() -> None:

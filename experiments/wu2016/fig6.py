@@ -35,9 +35,12 @@ WHY_D = "'in contrast to RF that has almost no speedup': RB's speedup is larger,
 
 
 #: What would settle a missed speedup bar: it measures our parallel RCD as much as the paper's claim.
-SETTLE_RB = ("a parallel RCD whose speedup holds from run to run (ours varies between runs at 2 threads: "
-             "scripts/bench_wu.py --only rcd prints it beside the machine's own 2-thread control) and more "
-             "threads than 2 (the paper's Fig. 6 goes to 16)")
+SETTLE_RB = ("2-thread runs timed only while the two cores share a cache, and more threads than 2 (the paper's "
+             "Fig. 6 goes to 16). Our 2-thread times are bimodal because the host moves this virtual machine's "
+             "two CPUs: a cache line's round trip between them measured about 50 ns at some times and about "
+             "320 ns at others (rfrepro.harness.corelatency), and a 2-thread RB fit takes 1.4-1.8 s in the first "
+             "state and 4.0-4.3 s in the second, with the same epochs and both threads busy throughout; "
+             "scripts/bench_wu.py --only rcd prints the round trip beside each speedup")
 
 
 #: Why an RF comparison is ours when the solver's steps ignore the threads (beta = 1 recorded, or no record):
