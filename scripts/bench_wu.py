@@ -38,8 +38,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from rfrepro.features import RandomBinning, RandomFourierFeatures
-from rfrepro.harness.corelatency import SHARED_CACHE_NS, round_trip_ns
 from rfrepro.models import CGRidge, ExactKernelRidge, ParallelRCD
+from rfrepro.runner.cores import SHARED_CACHE_NS, round_trip_ns
 from rfrepro.runner.env import summary_line
 
 
@@ -228,7 +228,7 @@ def core_link() -> bool:
 
     A control the embarrassingly parallel kernel cannot be: its threads share
     nothing, while RCD's threads write the same responses (see
-    rfrepro.harness.corelatency: on a VM the host moves the vCPUs, and a
+    rfrepro.runner.cores: on a VM the host moves the vCPUs, and a
     2-thread fit takes 2.5x as long while they sit on cores that share no cache).
     """
     ns = round_trip_ns()

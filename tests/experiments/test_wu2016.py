@@ -303,6 +303,42 @@ def test_fig6_unconverged_runs_are_left_out_and_all_unconverged_is_not_a_verdict
     assert "every seed's runs stopped at max_epochs = 500" in c["reason"]
 
 
+def test_fig6_runs_timed_on_cores_that_share_no_cache_are_left_out():
+    near = {"host_load.core_round_trip_ns.start": 48.0, "host_load.core_round_trip_ns.end": 51.0}
+    t = _fig6_table(rb_speed=1.9, rf_speed=1.0, extra=near)
+    assert _verdicts(fig6.claims(t))["C5.3-ijcnn1_val-lasso-rb"] == "pass"
+    # seed 0's two-thread RB Lasso run ended after the host moved a CPU away: 2.5x slower, and left out
+    far = (t["arm"] == "rb_lasso") & (t["seed"] == 0) & (t["model.n_threads"] == 2)
+    t.loc[far, "host_load.core_round_trip_ns.end"] = 330.0
+    t.loc[far, "timings.train_s"] *= 2.5
+    c = {c["id"]: c for c in fig6.claims(t)}
+    for cid in ("C5.3-ijcnn1_val-lasso-rb", "C5.3-ijcnn1_val-lasso-vs-rf"):
+        assert c[cid]["n_seeds"] == len(SEEDS) - 1
+        assert "1 of 6 seeds left out: their 2-thread run began or ended on cores that share no cache" in c[cid]["reason"]
+    assert c["C5.3-ijcnn1_val-lasso-rb"]["estimate"] == pytest.approx(1.9, rel=0.02)
+    assert c["C5.3-ijcnn1_val-l1svm-rb"]["n_seeds"] == len(SEEDS)  # another arm's runs are not touched
+    # every two-thread RB run on far cores (and slow): measured, but not a verdict
+    slow = (t["arm"] == "rb_lasso") & (t["model.n_threads"] == 2)
+    t.loc[slow, "host_load.core_round_trip_ns.start"] = 320.0
+    t.loc[slow & ~far, "timings.train_s"] *= 2.5
+    c = {c["id"]: c for c in fig6.claims(t)}["C5.3-ijcnn1_val-lasso-rb"]
+    assert (c["verdict"], c["measured_verdict"]) == ("inconclusive", "fail")
+    assert "every seed's 2-thread run began or ended on cores that share no cache" in c["reason"]
+
+
+def test_fig6_capped_and_far_seeds_together_leave_no_verdict():
+    t = _fig6_table(rb_speed=1.9, rf_speed=1.0, extra={"fitted.model_converged": True, "model.max_epochs": 500,
+                                                       "host_load.core_round_trip_ns.start": 50.0})
+    rb2 = (t["arm"] == "rb_lasso") & (t["model.n_threads"] == 2)
+    t.loc[rb2 & (t["seed"] < 3), "fitted.model_converged"] = False
+    t.loc[rb2 & (t["seed"] >= 3), "host_load.core_round_trip_ns.start"] = 300.0
+    c = {c["id"]: c for c in fig6.claims(t)}["C5.3-ijcnn1_val-lasso-rb"]
+    assert c["verdict"] == "inconclusive" and c["n_seeds"] == len(SEEDS)
+    assert "3 of 6 seeds left out: a run stopped at max_epochs = 500" in c["reason"]
+    assert "3 of 6 seeds left out: their 2-thread run" in c["reason"]
+    assert "no seed is left once both rules apply" in c["reason"]
+
+
 def test_fig6_rf_comparison_failed_with_full_steps_is_a_limitation_of_our_solver():
     # RF parallelises better than RB. With beta = 1 at 2 threads (no record of it, or 1 recorded) the
     # dense RF runs took full steps, which the paper's Eq. (29) solver does not: ours, not the paper's

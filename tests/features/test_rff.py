@@ -288,14 +288,14 @@ def _count_chunks(monkeypatch, rff) -> list[int]:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_row_chunking_follows_chunk_values(monkeypatch, variant):
-    # CHUNK_VALUES = 64 rows x 32 outputs: 300 rows go in chunks of 64 (also row_chunks' floor)
+    # TRANSFORM_CHUNK_VALUES = 64 rows x 32 outputs: 300 rows go in chunks of 64 (also row_chunks' floor)
     X = _data(300, 5)
     rff = RandomFourierFeatures(32 if variant == "cos" else 16, variant=variant, random_state=0)
     rff.fit(X)
-    monkeypatch.setattr(_base, "CHUNK_VALUES", 64 * 32)
+    monkeypatch.setattr(_base, "TRANSFORM_CHUNK_VALUES", 64 * 32)
     sizes = _count_chunks(monkeypatch, rff)
     Z = rff.transform(X)
-    assert sizes == [64, 64, 64, 64, 44], "CHUNK_VALUES is not honoured by FeatureMap.transform"
+    assert sizes == [64, 64, 64, 64, 44], "TRANSFORM_CHUNK_VALUES is not honoured by FeatureMap.transform"
     rows = np.vstack([rff.transform(X[i : i + 1]) for i in range(X.shape[0])])
     np.testing.assert_allclose(Z, rows, rtol=0, atol=1e-13)
 
@@ -303,11 +303,11 @@ def test_row_chunking_follows_chunk_values(monkeypatch, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_chunked_transform_equals_row_by_row(monkeypatch, variant, dtype):
-    # forces small chunks through row_chunks' default, whatever the CHUNK_VALUES binding
+    # forces small chunks of the transform's own output
     X = _data(300, 5).astype(dtype)
     rff = RandomFourierFeatures(32, variant=variant, random_state=0).fit(X)
     n_out = rff.n_features_out_
-    monkeypatch.setattr(_base.row_chunks, "__defaults__", (64 * n_out,))
+    monkeypatch.setattr(_base, "TRANSFORM_CHUNK_VALUES", 64 * n_out)
     sizes = _count_chunks(monkeypatch, rff)
     Z = rff.transform(X)
     assert sizes == [64, 64, 64, 64, 44]

@@ -48,6 +48,19 @@ def test_run_writes_one_finished_record_with_the_contract_fields(results_root):
     assert load["cores"] == os.cpu_count() and load["start_1min"] >= 0 and load["end_1min"] >= 0
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+def test_a_run_on_two_threads_records_how_far_apart_its_cores_were(results_root, monkeypatch):
+    from rfrepro.runner import cores
+
+    calls = iter([47.0, 331.5])
+    monkeypatch.setattr(cores, "round_trip_ns", lambda: next(calls))
+    rec = run_and_record(compose(FAST + ["threads=2"]))
+    assert rec["host_load"]["core_round_trip_ns"] == {"start": 47.0, "end": 331.5}
+    # one thread shares no cache line with another: nothing measured
+    monkeypatch.setattr(cores, "round_trip_ns", lambda: pytest.fail("probed a one-thread run"))
+    assert "core_round_trip_ns" not in run_and_record(compose(FAST + ["threads=1", "seed=1"]))["host_load"]
+
+
 def test_second_run_is_skipped_and_force_redoes_it(results_root):
     first = run_and_record(compose(FAST))
     again = run_and_record(compose(FAST))

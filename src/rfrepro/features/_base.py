@@ -32,6 +32,12 @@ def options(values) -> list:
 #: many values (32 MiB in float64): big enough for an efficient GEMM, small
 #: enough that the elementwise pass after it runs on cached data.
 CHUNK_VALUES = 1 << 22
+#: The same for a map's own ``transform`` into its preallocated output (no
+#: temporary: each chunk is a view of the output), where a larger chunk lets
+#: the GEMM run at its full rate: at n = 20000, d = 784, D = 4096 float32 the
+#: whole RKS cos transform took 1.115x a GEMM of that shape with 4 M-value
+#: chunks and 1.06x with 16 M (medians of 5 on a quiet machine).
+TRANSFORM_CHUNK_VALUES = 1 << 24
 
 
 def check_positive_int(value: object, name: str) -> int:
@@ -89,7 +95,7 @@ class FeatureMap(TransformerMixin, BaseEstimator):
             self, X, dtype=[np.float64, np.float32], accept_sparse=self._accept_sparse, reset=False
         )
         out = np.empty((X.shape[0], self.n_features_out_), dtype=X.dtype)
-        for rows in row_chunks(X.shape[0], self.n_features_out_):
+        for rows in row_chunks(X.shape[0], self.n_features_out_, TRANSFORM_CHUNK_VALUES):
             self._transform_chunk(X[rows], out[rows])
         return out
 

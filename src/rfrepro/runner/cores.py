@@ -10,7 +10,9 @@ the next. Two-thread RCD fits of Wu et al.'s Fig. 6 (ijcnn1, R = 128) took
 1.4-1.8 s in the first state and 4.0-4.3 s in the second, with the same
 epochs, both threads busy all the time; one-thread fits do not care. So a
 speedup measured while the cores were far apart says more about the host than
-about the code, and :func:`round_trip_ns` beside a timed run says which it was.
+about the code, and :func:`round_trip_ns` beside a timed run says which it was:
+every run on two threads or more records it at its start and end
+(``host_load.core_round_trip_ns``, :func:`run_round_trip`).
 
 The load average (:mod:`rfrepro.harness.hostload`) cannot see this, nor can an
 embarrassingly parallel control (its threads share nothing).
@@ -90,3 +92,14 @@ def round_trip_ns(n: int = 50_000, max_spins: int = 200_000_000) -> float | None
     if flag[1]:
         return None
     return elapsed / n * 1e9
+
+
+def run_round_trip(threads) -> float | None:
+    """The round trip (ns, 1 decimal) for a run on ``threads`` threads: None below two (its threads share nothing)."""
+    try:
+        if threads is None or int(threads) < 2:
+            return None
+    except (TypeError, ValueError):
+        return None
+    ns = round_trip_ns()
+    return None if ns is None else round(ns, 1)

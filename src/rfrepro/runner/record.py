@@ -20,6 +20,7 @@ from rfrepro.atomic import atomic_write_text
 from rfrepro.data import DatasetUnavailable, fingerprint
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.models.kernel_ridge import MemoryBudgetExceeded
+from rfrepro.runner.cores import run_round_trip
 from rfrepro.runner.env import provenance
 from rfrepro.runner.identity import code_version, identities
 from rfrepro.runner.steps import execute
@@ -140,11 +141,13 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
                    "reused_from": f"{source['paper']}-{source['figure']}/{source['run_id']}"}
             store.write(rec)
             return rec
+        near_start = None
         if unavailable is not None:
             body, status = {"dataset": {"name": cfg.dataset.get("name")}}, UNAVAILABLE
             extra = {"error": f"{type(unavailable).__name__}: {unavailable}",
                      "error_type": type(unavailable).__name__, "urls_tried": list(unavailable.urls)}
         else:
+            near_start = run_round_trip(cfg.get("threads"))
             try:
                 body, status, extra = execute(cfg, fp, rid, host_peaks), FINISHED, {}
             except Exception as exc:  # noqa: BLE001 - every failure must leave a record
@@ -160,6 +163,9 @@ def run_and_record(cfg: DictConfig, store: RecordStore | None = None, *, ident=N
         if status == FINISHED:  # how busy the host was: the context of every time in the record
             rec["host_load"] = {"start_1min": base["host_load"]["start_1min"],
                                 "end_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count()}
+            if near_start is not None:  # how far apart the threads' cores were (rfrepro.runner.cores)
+                rec["host_load"]["core_round_trip_ns"] = {"start": near_start,
+                                                          "end": run_round_trip(cfg.get("threads"))}
             if "sigma" in rec["method"] and "kernel" in body:  # the number used, not the rule
                 rec["method"]["sigma"] = body["kernel"]["sigma"]
         if not _parent_alive(parent):  # the sweep is gone: write nothing, stop
