@@ -161,3 +161,42 @@ def test_default_form_is_eq2():
         assert cls().variant == "cossin"
     est = TEFMG(8, sigma=SIGMA, random_state=0).fit(np.random.RandomState(1).randn(40, 3))
     assert est.rff_.variant == "cossin" and est.rff_.n_features_out_ == 32
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_at_least_as_many_outputs_as_rows_is_the_sketchs_range(method):
+    # l >= n: Q spans the row space of F (rank_ = n columns, the rest zero), the
+    # range of every sketch F^T Theta; the training Gram is F F^T and a ridge
+    # model predicts what it predicts on the l-column Householder QR of the sketch
+    rs = np.random.RandomState(3)
+    X, Xt = rs.randn(60, 5), rs.randn(40, 5)
+    y = np.sin(X[:, 0]) + X[:, 1]
+    est = make(method, 64, variant="cos")
+    G = est.fit_transform(X)
+    assert est.rank_ == 60 and G.shape == (60, 64) and np.all(G[:, 60:] == 0)
+    Q = est.components_
+    np.testing.assert_allclose(Q.T @ Q, np.diag([1.0] * 60 + [0.0] * 4), atol=1e-10)
+    F, Ft = est.rff_.transform(X), est.rff_.transform(Xt)
+    np.testing.assert_allclose(G @ G.T, F @ F.T, rtol=0, atol=1e-10 * np.abs(F @ F.T).max())
+    np.testing.assert_allclose(est.transform(X), G, rtol=0, atol=1e-10)
+    sketch = F.T @ np.random.RandomState(5).randn(60, 64)  # any sketch: a Gaussian one
+    Q_qr = np.linalg.qr(sketch)[0]
+    lam = 1e-3
+
+    def ridge_predictions(Z, Zt):
+        w = np.linalg.solve(Z.T @ Z + lam * np.eye(Z.shape[1]), Z.T @ y)
+        return Zt @ w
+
+    ours = ridge_predictions(G, est.transform(Xt))
+    np.testing.assert_allclose(ours, ridge_predictions(F @ Q_qr, Ft @ Q_qr), rtol=1e-6, atol=1e-6)
+    assert np.abs(ours).max() > 0.1
+
+
+def test_duplicate_rows_keep_the_numerical_rank():
+    # a repeated row lowers the rank of F: the basis has no direction for it
+    X = np.random.RandomState(4).randn(30, 3)
+    X[10] = X[3]
+    est = TEFMG(40, sigma=SIGMA, variant="cos", random_state=0).fit(X)
+    assert est.rank_ == 29
+    Q = est.components_[:, :29]
+    np.testing.assert_allclose(Q.T @ Q, np.eye(29), atol=1e-8)
