@@ -108,6 +108,43 @@ def test_dense_fit_allocates_no_copy_of_the_features():
     assert mem.rss_peak - mem.rss_start < 0.3 * X.nbytes
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_gram_form_runs_the_same_steps_as_the_row_form(loss, fit_intercept, n_classes):
+    # wide features (D > n): the solver steps on the rows' Gram block; same seed -> same passes and weights
+    X, y = _blobs(n=90, d=200, n_classes=n_classes, seed=3, spread=0.3)
+    codes = np.unique(y, return_inverse=True)[1]
+    rows = np.sort(np.random.RandomState(1).choice(90, 60, replace=False))
+    for C in (0.01, 30.0):
+        args = dict(C=C, hinge=loss == "hinge", bias=1.0 if fit_intercept else 0.0, tol=1e-6, max_iter=3000)
+        W, passes = svm_mod.dual_cd_ovr(X, rows, codes[rows], n_classes, rng=np.random.RandomState(2), **args)
+        Wg, passes_g = svm_mod.dual_cd_ovr(X, rows, codes[rows], n_classes, rng=np.random.RandomState(2),
+                                           gram=X @ X.T, **args)
+        np.testing.assert_array_equal(passes_g, passes)
+        np.testing.assert_allclose(Wg, W, rtol=0, atol=1e-10 * np.abs(W).max())
+        assert np.abs(W).max() > 0.01
+
+
+def test_wide_features_use_the_gram_and_keep_the_row_forms_model(monkeypatch):
+    X, y = _blobs(n=150, d=400, n_classes=2, seed=5, spread=0.2)
+    assert svm_mod._gram(X) is not None and svm_mod._gram(X[:, :100]) is None
+    assert svm_mod._gram(X[:, :200].astype(np.float32)) is None  # its float64 Gram is larger than it
+    assert svm_mod._gram(sp.csr_matrix(X)) is None
+    fitted = LinearSVM(lam="cv").fit(X, y)
+    monkeypatch.setattr(svm_mod, "_gram", lambda X: None)
+    rows_form = LinearSVM(lam="cv").fit(X, y)
+    assert fitted.lam_ == rows_form.lam_ and fitted.n_iter_ == rows_form.n_iter_
+    np.testing.assert_allclose(fitted.coef_, rows_form.coef_, rtol=0, atol=1e-10 * np.abs(rows_form.coef_).max())
+
+
+def test_gram_of_other_rows_raises():
+    X, y = _blobs(n=20, d=40)
+    with pytest.raises(ValueError, match="Gram matrix of X's 20 rows"):
+        svm_mod.dual_cd_ovr(X, np.arange(20), y, 2, C=1.0, hinge=True, bias=0.0, tol=1e-3, max_iter=10,
+                            rng=np.random.RandomState(0), gram=np.eye(10))
+
+
 # ----------------------------------------------------------------------------- CSR input (liblinear)
 
 

@@ -16,7 +16,10 @@ Which solver runs is decided by the input's format (``LINEAR_SVM_SOLVERS``):
 dense features go to :func:`rfrepro.models._dual_cd.dual_cd_ovr`, liblinear's
 algorithm run on the array in place (liblinear itself would first copy it
 into a sparse node list twice its size); sparse (CSR) features, which
-liblinear reads natively, go to liblinear.
+liblinear reads natively, go to liblinear. Dense features wider than they
+are long (a float64 Gram no larger than the features) are first reduced to
+their Gram matrix, computed once for the CV's folds and the final fit, and
+the same coordinate steps run on it (n per step instead of 2 D).
 """
 
 from __future__ import annotations
@@ -94,6 +97,19 @@ CV_MAX_ITER = 1000
 
 #: Decades a ``lam="cv"`` search may add beyond each end of its grid while the best lam stays there.
 CV_EDGE_EXTENSIONS = 3
+
+
+def _gram(X) -> np.ndarray | None:
+    """X X^T in float64 for the dense dual solver when it is no larger than X (D >= n for float64), else None.
+
+    Each coordinate step then reads a row of n Gram entries instead of two
+    rows of D features (``dual_cd_ovr(gram=...)``); one Gram serves the CV's
+    folds and the final fit.
+    """
+    if sp.issparse(X) or X.shape[0] * 8 > X.shape[1] * X.itemsize:
+        return None
+    X64 = np.asarray(X, dtype=np.float64)
+    return X64 @ X64.T
 
 
 def _liblinear(C: float, loss: str, fit_intercept: bool, intercept_scaling: float, max_iter: int,
@@ -239,24 +255,27 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"lam must be a positive number, 'cv' or None, got {lam!r}")
             if self.C is not None:
                 raise ValueError(f"give exactly one of C and lam (got C={self.C!r}, lam='cv')")
-            lam = self._cv_lam(X, codes)
+        gram = _gram(X)
+        if isinstance(lam, str):
+            lam = self._cv_lam(X, codes, gram)
         self.C_ = _resolve_C(self.C, lam, X.shape[0])
         self.lam_ = float(lam) if lam is not None else 1.0 / (self.C_ * X.shape[0])
         self.coef_, self.intercept_, self.n_iter_ = self._solve(X, np.arange(X.shape[0]), codes, self.C_,
-                                                                 int(self.max_iter), check_random_state(self.random_state))
+                                                                 int(self.max_iter), check_random_state(self.random_state),
+                                                                 gram)
         self.converged_ = self.n_iter_ < self.max_iter
         if not self.converged_:
             warnings.warn(f"LinearSVM stopped after max_iter={self.max_iter} passes before reaching tol={self.tol}",
                           ConvergenceWarning, stacklevel=2)
         return self
 
-    def _solve(self, X, rows: np.ndarray, codes: np.ndarray, C: float, max_iter: int, rng):
+    def _solve(self, X, rows: np.ndarray, codes: np.ndarray, C: float, max_iter: int, rng, gram=None):
         """(coef, intercept, passes) of the SVM on rows ``rows`` (classes coded 0..k-1 as in ``classes_``)."""
         k = self.classes_.size
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
         if not sp.issparse(X):
             W, n_iter = dual_cd_ovr(X, rows, codes[rows], k, C=C, hinge=self.loss == "hinge", bias=bias,
-                                    tol=float(self.tol), max_iter=max_iter, rng=rng)
+                                    tol=float(self.tol), max_iter=max_iter, rng=rng, gram=gram)
             return W[:, :-1], bias * W[:, -1], int(n_iter.max())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # fit() warns for both solvers alike
@@ -272,7 +291,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             coef, intercept = full, full_b
         return coef, intercept, int(np.max(svc.n_iter_))
 
-    def _cv_lam(self, X, codes: np.ndarray) -> float:
+    def _cv_lam(self, X, codes: np.ndarray, gram=None) -> float:
         """The lam with the least ``cv_folds``-fold misclassification rate, the grid grown past a winning end."""
         grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
@@ -280,7 +299,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         folds = list(StratifiedKFold(int(self.cv_folds), shuffle=True, random_state=0).split(X, codes))
         rng = check_random_state(self.random_state)
         self.cv_unconverged_ = 0
-        errors = {lam: self._cv_error(X, codes, folds, lam, rng) for lam in np.unique(grid)[::-1].tolist()}
+        errors = {lam: self._cv_error(X, codes, folds, lam, rng, gram) for lam in np.unique(grid)[::-1].tolist()}
         extensions = {0: 0, -1: 0}  # decades added above the largest lam, below the smallest
         while True:
             lams = sorted(errors, reverse=True)
@@ -291,12 +310,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                 break
             extensions[end] += 1
             lam = lams[end] * 10.0 if end == 0 else lams[end] / 10.0
-            errors[lam] = self._cv_error(X, codes, folds, lam, rng)
+            errors[lam] = self._cv_error(X, codes, folds, lam, rng, gram)
         self.cv_errors_ = errors
         self.lam_at_edge_ = best in (0, len(lams) - 1)
         return float(lams[best])
 
-    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng) -> float:
+    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng, gram=None) -> float:
         """Mean validation misclassification rate of ``lam`` over ``folds``."""
         # The smallest lams (C in the thousands on a few hundred rows) need up to
         # max_iter passes to converge and are the interpolating end of the grid:
@@ -305,7 +324,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         passes = min(int(self.max_iter), CV_MAX_ITER)
         error = 0.0
         for tr, va in folds:
-            coef, intercept, n_iter = self._solve(X, tr, codes, 1.0 / (lam * tr.size), passes, rng)
+            coef, intercept, n_iter = self._solve(X, tr, codes, 1.0 / (lam * tr.size), passes, rng, gram)
             self.cv_unconverged_ += int(n_iter >= passes)
             error += np.mean(_labels(_scores(X, coef, intercept, va), np.arange(self.classes_.size)) != codes[va])
         return float(error / len(folds))
