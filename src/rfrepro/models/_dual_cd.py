@@ -246,11 +246,11 @@ def dual_cd_ovr(X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_classes: i
     (never copied), the work memory is O(problems * (n + D)), allocated
     here so that numpy's allocation tracing sees it.
 
-    ``gram``: the float64 Gram matrix X X^T of all of X's rows (bias not
-    included), when the caller has it. The same steps then run on the rows'
-    block of it (:func:`_solve_one_gram`: n per step instead of 2 D, the
-    same iterates up to round-off), and W is formed from the duals at the
-    end. Worth it when D > n, as for a few thousand rows of wide features.
+    ``gram``: the float64 Gram matrix X[rows] X[rows]^T (bias not
+    included), when the caller has it. The same steps then run on it
+    (:func:`_solve_one_gram`: n per step instead of 2 D, the same iterates
+    up to round-off), and W is formed from the duals at the end. Worth it
+    when D > n, as for a few thousand rows of wide features.
 
     Examples
     --------
@@ -269,10 +269,9 @@ def dual_cd_ovr(X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_classes: i
     K, n = positives.size, rows.size
     seeds = rng.randint(1, 2**62, size=K, dtype=np.int64).astype(np.uint64)
     if gram is not None:
-        if gram.shape != (X.shape[0], X.shape[0]) or gram.dtype != np.float64:
-            raise ValueError(f"gram must be the float64 Gram matrix of X's {X.shape[0]} rows, got {gram.shape}")
-        Q = gram[np.ix_(rows, rows)]
-        Q += float(bias) ** 2
+        if gram.shape != (n, n) or gram.dtype != np.float64 or not gram.flags.c_contiguous:
+            raise ValueError(f"gram must be the C-contiguous float64 Gram matrix of the {n} rows, got {gram.shape}")
+        Q = gram + float(bias) ** 2 if bias else gram
         W = np.zeros((K, X.shape[1] + 1))
         AY, alpha = np.empty((K, n)), np.empty((K, n))
         index = np.empty((K, n), dtype=np.int64)

@@ -270,7 +270,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         return self
 
     def _solve(self, X, rows: np.ndarray, codes: np.ndarray, C: float, max_iter: int, rng, gram=None):
-        """(coef, intercept, passes) of the SVM on rows ``rows`` (classes coded 0..k-1 as in ``classes_``)."""
+        """(coef, intercept, passes) of the SVM on rows ``rows`` (classes coded 0..k-1 as in ``classes_``).
+
+        ``gram``: X[rows] X[rows]^T in float64, or None (see :func:`_gram`).
+        """
         k = self.classes_.size
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
         if not sp.issparse(X):
@@ -297,9 +300,10 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
         folds = list(StratifiedKFold(int(self.cv_folds), shuffle=True, random_state=0).split(X, codes))
+        grams = [None if gram is None else gram[np.ix_(tr, tr)] for tr, _ in folds]
         rng = check_random_state(self.random_state)
         self.cv_unconverged_ = 0
-        errors = {lam: self._cv_error(X, codes, folds, lam, rng, gram) for lam in np.unique(grid)[::-1].tolist()}
+        errors = {lam: self._cv_error(X, codes, folds, lam, rng, grams) for lam in np.unique(grid)[::-1].tolist()}
         extensions = {0: 0, -1: 0}  # decades added above the largest lam, below the smallest
         while True:
             lams = sorted(errors, reverse=True)
@@ -310,12 +314,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                 break
             extensions[end] += 1
             lam = lams[end] * 10.0 if end == 0 else lams[end] / 10.0
-            errors[lam] = self._cv_error(X, codes, folds, lam, rng, gram)
+            errors[lam] = self._cv_error(X, codes, folds, lam, rng, grams)
         self.cv_errors_ = errors
         self.lam_at_edge_ = best in (0, len(lams) - 1)
         return float(lams[best])
 
-    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng, gram=None) -> float:
+    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng, grams: list) -> float:
         """Mean validation misclassification rate of ``lam`` over ``folds``."""
         # The smallest lams (C in the thousands on a few hundred rows) need up to
         # max_iter passes to converge and are the interpolating end of the grid:
@@ -323,7 +327,7 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         # of such unconverged search fits is kept (cv_unconverged_), not warned about.
         passes = min(int(self.max_iter), CV_MAX_ITER)
         error = 0.0
-        for tr, va in folds:
+        for (tr, va), gram in zip(folds, grams, strict=True):
             coef, intercept, n_iter = self._solve(X, tr, codes, 1.0 / (lam * tr.size), passes, rng, gram)
             self.cv_unconverged_ += int(n_iter >= passes)
             error += np.mean(_labels(_scores(X, coef, intercept, va), np.arange(self.classes_.size)) != codes[va])
