@@ -353,3 +353,20 @@ def test_precomputed_kernel_refuses_sparse_input():
     K = sp.csr_matrix(np.eye(4))
     with pytest.raises(TypeError, match="[Ss]parse"):
         RidgeRegression(1.0, precomputed=True).fit(K, np.ones(4))
+
+
+def test_primal_leave_one_out_holds_at_most_two_d_by_d_arrays_beside_the_features():
+    # Z^T Z's eigenvectors overwrite it and LAPACK's workspace is numpy's (traced): the
+    # search needs about 3 D^2 floats (matrix, workspace 2 D^2) and blocks of Z V, not the
+    # 4-5 D^2 of numpy's eigh (a copy of the matrix, an untraced 2 D^2 workspace)
+    from rfrepro.runner.memory import PeakMemory
+
+    rng = np.random.RandomState(0)
+    Z = rng.standard_normal((3000, 1200))
+    y = rng.randint(2, size=3000)
+    LeastSquaresClassifier(lam="cv").fit(Z[:300, :100], y[:300])
+    with PeakMemory() as mem:
+        LeastSquaresClassifier(lam="cv", loo_rows=500).fit(Z, y)
+    dd = 1200 * 1200 * 8
+    assert mem.traced_peak < 3.6 * dd
+    assert mem.rss_peak - mem.rss_start < 3.6 * dd
