@@ -65,13 +65,19 @@ def _squared_norms(X, rows, bias, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _solve_one(X, rows, codes, positive, sqnorm, C, hinge, bias, tol, max_iter, seed, w, alpha, index):  # pragma: no cover - compiled
+def _solve_one(X, rows, codes, positive, sqnorm, C, hinge, bias, tol, max_iter, seed, w, alpha, index,
+               gram):  # pragma: no cover - compiled
     """One binary problem (y_t = +1 where codes[t] == positive); returns the passes run.
 
     ``w`` has X.shape[1] + 1 entries, the last the weight of the bias feature
     (0 when ``bias == 0``). A row of zeros without a bias has Q_tt = 0 under
     the hinge: its step is then a_t = C (liblinear's arithmetic, hence
     ``error_model="numpy"``) and moves nothing.
+
+    ``gram``: X is the rows' Gram matrix (bias included, ``rows`` = 0..n-1,
+    ``bias`` = 0) and ``w`` holds a_t y_t: the gradient's y_t w'x_t is then
+    y_t sum_s Q_ts a_s y_s, the same dot over a row of n, and a step changes
+    one entry of ``w`` instead of adding a row of D to it.
     """
     n = rows.size
     D = X.shape[1]
@@ -122,8 +128,11 @@ def _solve_one(X, rows, codes, positive, sqnorm, C, hinge, bias, tol, max_iter, 
                 old = alpha[t]
                 alpha[t] = min(max(old - G / (sqnorm[t] + diag), 0.0), upper)
                 d = (alpha[t] - old) * yt
-                _row_axpy(X, i, d, w)
-                w[D] += d * bias
+                if gram:
+                    w[t] += d
+                else:
+                    _row_axpy(X, i, d, w)
+                    w[D] += d * bias
             s += 1
         it += 1
         if pg_max_new - pg_min_new <= tol:
@@ -136,83 +145,6 @@ def _solve_one(X, rows, codes, positive, sqnorm, C, hinge, bias, tol, max_iter, 
         pg_max_old = pg_max_new if pg_max_new > 0.0 else np.inf
         pg_min_old = pg_min_new if pg_min_new < 0.0 else -np.inf
     return it
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _solve_one_gram(Q, codes, positive, C, hinge, tol, max_iter, seed, ay, alpha, index):  # pragma: no cover - compiled
-    """:func:`_solve_one` on the Gram matrix Q (n x n, bias included) of the rows instead of the rows.
-
-    The same steps, in the same order, from the same seed: the gradient
-    y_t w'x_t is computed as y_t sum_s Q_ts a_s y_s from ``ay`` (a_s y_s,
-    kept up to date), one pass of n per step instead of the two passes of D
-    (a dot and an update of w) of the row form. Returns the passes run.
-    """
-    n = Q.shape[0]
-    diag = 0.0 if hinge else 0.5 / C
-    upper = C if hinge else np.inf
-    for t in range(n):
-        alpha[t] = 0.0
-        ay[t] = 0.0
-        index[t] = t
-    active = n
-    pg_max_old = np.inf
-    pg_min_old = -np.inf
-    state = np.uint64(seed)
-    it = 0
-    while it < max_iter:
-        pg_max_new = -np.inf
-        pg_min_new = np.inf
-        for s in range(active):
-            state = _xorshift(state)
-            r = s + np.int64((state * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) % (active - s)
-            index[s], index[r] = index[r], index[s]
-        s = 0
-        while s < active:
-            t = index[s]
-            yt = 1.0 if codes[t] == positive else -1.0
-            G = yt * _row_dot(Q, t, ay) - 1.0 + alpha[t] * diag
-            pg = 0.0
-            if alpha[t] == 0.0:
-                if G > pg_max_old:
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
-                    continue
-                if G < 0.0:
-                    pg = G
-            elif alpha[t] == upper:
-                if G < pg_min_old:
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
-                    continue
-                if G > 0.0:
-                    pg = G
-            else:
-                pg = G
-            pg_max_new = max(pg_max_new, pg)
-            pg_min_new = min(pg_min_new, pg)
-            if abs(pg) > 1e-12:
-                alpha[t] = min(max(alpha[t] - G / (Q[t, t] + diag), 0.0), upper)
-                ay[t] = alpha[t] * yt
-            s += 1
-        it += 1
-        if pg_max_new - pg_min_new <= tol:
-            if active == n:
-                break
-            active = n  # shrunk coordinates get one more look before stopping
-            pg_max_old = np.inf
-            pg_min_old = -np.inf
-            continue
-        pg_max_old = pg_max_new if pg_max_new > 0.0 else np.inf
-        pg_min_old = pg_min_new if pg_min_new < 0.0 else -np.inf
-    return it
-
-
-@numba.njit(parallel=True, cache=True, nogil=True)
-def _solve_problems_gram(Q, codes, positives, C, hinge, tol, max_iter, seeds, AY, alpha, index,
-                         n_iter):  # pragma: no cover - compiled
-    for k in numba.prange(positives.size):
-        n_iter[k] = _solve_one_gram(Q, codes, positives[k], C, hinge, tol, max_iter, seeds[k], AY[k], alpha[k],
-                                    index[k])
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
@@ -227,10 +159,10 @@ def _combine_rows(X, rows, AY, bias, W):  # pragma: no cover - compiled
 
 @numba.njit(parallel=True, cache=True, nogil=True)
 def _solve_problems(X, rows, codes, positives, sqnorm, C, hinge, bias, tol, max_iter, seeds, W, alpha, index,
-                    n_iter):  # pragma: no cover - compiled
+                    n_iter, gram):  # pragma: no cover - compiled
     for k in numba.prange(positives.size):
         n_iter[k] = _solve_one(X, rows, codes, positives[k], sqnorm, C, hinge, bias, tol, max_iter, seeds[k],
-                               W[k], alpha[k], index[k])
+                               W[k], alpha[k], index[k], gram)
 
 
 def dual_cd_ovr(X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_classes: int, *, C: float, hinge: bool,
@@ -248,7 +180,7 @@ def dual_cd_ovr(X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_classes: i
 
     ``gram``: the float64 Gram matrix X[rows] X[rows]^T (bias not
     included), when the caller has it. The same steps then run on it
-    (:func:`_solve_one_gram`: n per step instead of 2 D, the same iterates
+    (:func:`_solve_one` with ``gram``: n per step instead of 2 D, the same iterates
     up to round-off), and W is formed from the duals at the end. Worth it
     when D > n, as for a few thousand rows of wide features.
 
@@ -272,12 +204,12 @@ def dual_cd_ovr(X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_classes: i
         if gram.shape != (n, n) or gram.dtype != np.float64 or not gram.flags.c_contiguous:
             raise ValueError(f"gram must be the C-contiguous float64 Gram matrix of the {n} rows, got {gram.shape}")
         Q = gram + float(bias) ** 2 if bias else gram
-        W = np.zeros((K, X.shape[1] + 1))
-        AY, alpha = np.empty((K, n)), np.empty((K, n))
-        index = np.empty((K, n), dtype=np.int64)
+        AY = np.zeros((K, n + 1))  # a_t y_t (the last entry unused: the bias is in Q)
+        alpha, index = np.empty((K, n)), np.empty((K, n), dtype=np.int64)
         n_iter = np.zeros(K, dtype=np.int64)
-        _solve_problems_gram(Q, codes, positives, float(C), bool(hinge), float(tol), int(max_iter), seeds, AY,
-                             alpha, index, n_iter)
+        _solve_problems(Q, np.arange(n), codes, positives, np.ascontiguousarray(np.diag(Q)), float(C),
+                        bool(hinge), 0.0, float(tol), int(max_iter), seeds, AY, alpha, index, n_iter, True)
+        W = np.zeros((K, X.shape[1] + 1))
         _combine_rows(X, rows, AY, float(bias), W)
         return W, n_iter
     sqnorm = np.empty(n)
@@ -287,5 +219,5 @@ def dual_cd_ovr(X: np.ndarray, rows: np.ndarray, codes: np.ndarray, n_classes: i
     index = np.empty((K, n), dtype=np.int64)
     n_iter = np.zeros(K, dtype=np.int64)
     _solve_problems(X, rows, codes, positives, sqnorm, float(C), bool(hinge), float(bias), float(tol),
-                    int(max_iter), seeds, W, alpha, index, n_iter)
+                    int(max_iter), seeds, W, alpha, index, n_iter, False)
     return W, n_iter
