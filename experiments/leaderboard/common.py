@@ -248,11 +248,15 @@ def figure(table: pd.DataFrame, title: str):
             not_run_panel(ax, name, "no finished runs")
             continue
         y = KERR if kind == "kerr_D" else ERROR
-        g = sub.groupby(["arm", BUDGET]).agg(y=(y, "mean"), s=(y, "std"), t=(TIME, "mean")).reset_index()
+        # bars: the 16th and 84th percentiles over seeds (+-1 std for a normal spread), which stay
+        # positive on the log axes where mean - std of a skewed error can fall below zero
+        g = sub.groupby(["arm", BUDGET]).agg(y=(y, "mean"), lo=(y, lambda v: v.quantile(0.16)),
+                                             hi=(y, lambda v: v.quantile(0.84)), t=(TIME, "mean")).reset_index()
         g = g.dropna(subset=["y"])  # an arm that did not measure it (eval.predict false)
         for arm, a in g.groupby("arm"):
             x = a["t"] if kind == "err_time" else a[BUDGET]
-            ax.errorbar(x, a["y"], yerr=a["s"], ms=3, capsize=2, label=LABELS.get(arm, arm), **style[arm])
+            bars = np.clip(np.vstack([a["y"] - a["lo"], a["hi"] - a["y"]]), 0.0, None)
+            ax.errorbar(x, a["y"], yerr=bars, ms=3, capsize=2, label=LABELS.get(arm, arm), **style[arm])
         if kind == "err_time":
             front = g[pareto_front(g["t"], g["y"])].sort_values("t")
             (line,) = ax.step(front["t"], front["y"], where="post", color="k", lw=1.5, ls="--", label="Pareto front")
@@ -268,7 +272,7 @@ def figure(table: pd.DataFrame, title: str):
         ax.set_title(name, fontsize=10)
         if kind == "kerr_D":
             ax.legend(fontsize=6, ncol=2)
-    fig.suptitle(title + " (mean $\\pm$ std over seeds)")
+    fig.suptitle(title + " (mean over seeds; bars: 16th-84th percentiles)")
     fig.tight_layout()
     return fig
 
