@@ -104,13 +104,12 @@ class _TEFM(ProjectedRKS):
         return out
 
     def _down_cost(self, n: int, dtype) -> dict:
-        rank = getattr(self, "rank_", self.n_features_out_)
-        zeros = n * (self.n_features_out_ - rank) * _cost.itemsize(dtype)  # the columns past rank_, written
-        projection = _cost.dense_projection(n, self.rff_.n_features_out_, rank, dtype)
+        zeros = n * (self.n_features_out_ - self.rank_) * _cost.itemsize(dtype)  # the columns past rank_, written
+        projection = _cost.dense_projection(n, self.rff_.n_features_out_, self.rank_, dtype)
         return _cost.cost(projection["flops"], projection["bytes"] + zeros)
 
     def _down(self, F, out):
-        rank = getattr(self, "rank_", self.n_features_out_)
+        rank = self.rank_
         if rank == out.shape[1]:
             np.matmul(F, self.components_.astype(F.dtype), out=out)
         else:  # the columns past rank_ are zero (l >= n: see _fit_basis)
