@@ -18,10 +18,15 @@ so the ratios are comparable on a noisy machine):
                               (a run counts as quiet when both controls are >= 1.75 and both round
                               trips show cores that share a cache)
   exact kernel refusal        the message ExactKernelRidge raises beyond max_memory_gb
+  Laplacian kernel / sklearn  rfrepro.kernels.laplacian_kernel time over scikit-learn's
+                              laplacian_kernel (scipy's cityblock distances), one thread, on
+                              MNIST-shaped rows (3000 x 1000 pairs, d = 784) and cadata-shaped
+                              rows (d = 8): the exact-kernel blocks of Fig. 5's BlockDiag,
+                              Nystrom and exact-kernel arms
 
     python scripts/bench_wu.py            # the sizes above
     python scripts/bench_wu.py --quick    # small sizes, a few seconds
-    python scripts/bench_wu.py --only rb  # RB/CSR alone (cg, rcd: the others)
+    python scripts/bench_wu.py --only rb  # RB/CSR alone (cg, rcd, l1: the others)
     python scripts/bench_wu.py --only rcd --repeat 5   # five RCD runs, each with its controls, then a summary
 """
 
@@ -250,14 +255,39 @@ def exact_refusal() -> None:
         print(f"exact kernel refusal: {exc}")
 
 
+def laplacian_over_sklearn(quick: bool, repeats: int) -> None:
+    from sklearn.metrics.pairwise import laplacian_kernel as sk_laplacian
+    from threadpoolctl import threadpool_limits
+
+    from rfrepro.kernels import laplacian_kernel
+
+    rng = np.random.RandomState(0)
+    with threadpool_limits(1):
+        previous = numba.get_num_threads()
+        numba.set_num_threads(1)
+        try:
+            for d in (784, 8):
+                n, m = (600, 200) if quick else (3000, 1000)
+                X, Y = rng.uniform(0, 1, (n, d)), rng.uniform(0, 1, (m, d))
+                sigma = float(d)
+                ours, K = median_time(lambda X=X, Y=Y, s=sigma: laplacian_kernel(X, Y, sigma=s), repeats)
+                theirs, K_sk = median_time(lambda X=X, Y=Y, s=sigma: sk_laplacian(X, Y, gamma=1.0 / s), repeats)
+                err = float(np.max(np.abs(K - K_sk) / K_sk))
+                print(f"Laplacian kernel / sklearn (d = {d}): {ours / theirs:.2f} "
+                      f"({ours:.3f} s vs {theirs:.3f} s, {n} x {m} pairs, one thread; max relative difference {err:.1e})")
+        finally:
+            numba.set_num_threads(previous)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     ap.add_argument("--repeats", type=int, default=None, help="timings per median within one run")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="RCD only: N runs, each with its controls, then their summary")
-    ap.add_argument("--only", choices=["rb", "cg", "rcd"], default=None,
-                    help="run only this figure (rb: RB/CSR, cg: CG slope, rcd: RCD speedup with its control)")
+    ap.add_argument("--only", choices=["rb", "cg", "rcd", "l1"], default=None,
+                    help="run only this figure (rb: RB/CSR, cg: CG slope, rcd: RCD speedup with its control, "
+                         "l1: the Laplacian kernel against scikit-learn's)")
     args = ap.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
     print(summary_line())
@@ -268,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
         cg_slope(args.quick, repeats)
     if args.only in (None, "rcd"):
         rcd_runs(8000 if args.quick else 35000, repeats, args.repeat)
+    if args.only in (None, "l1"):
+        laplacian_over_sklearn(args.quick, repeats)
     if args.only is None:
         exact_refusal()
 

@@ -55,6 +55,25 @@ def test_laplacian_equals_cdist_formula():
     )
 
 
+@pytest.mark.parametrize("shape", [(1, 1, 1), (2, 3, 5), (5, 3, 7), (6, 9, 784), (7, 4, 3), (301, 257, 33)])
+def test_laplacian_compiled_loop_matches_cdist(shape):
+    # odd and even row counts on both sides (the loop takes 2 x 2 blocks), one
+    # feature and many, and a block large enough for the parallel loop
+    n, m, d = shape
+    rng = np.random.RandomState(n + m + d)
+    X, Y = rng.standard_normal((n, d)), rng.standard_normal((m, d))
+    sigma = 0.9 * d
+    expected = np.exp(-cdist(X, Y, "cityblock") / sigma)
+    np.testing.assert_allclose(laplacian_kernel(X, Y, sigma=sigma), expected, rtol=1e-13)
+    K32 = laplacian_kernel(X.astype(np.float32), Y.astype(np.float32), sigma=sigma)
+    np.testing.assert_allclose(K32, expected, rtol=1e-6)
+    # X against itself: the upper triangle, mirrored
+    K = laplacian_kernel(X, sigma=sigma)
+    np.testing.assert_allclose(K, np.exp(-cdist(X, X, "cityblock") / sigma), rtol=1e-13)
+    np.testing.assert_array_equal(K, K.T)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+
+
 @pytest.mark.parametrize("degree, offset", [(2, 1.0), (3, 0.0), (5, 2.5)])
 def test_polynomial_equals_formula(degree, offset):
     X, Y = _pair()

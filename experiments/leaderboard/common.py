@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator
 from scipy import stats
 
 from rfrepro.harness.claims import judge_every, with_data
@@ -263,6 +264,12 @@ def figure(table: pd.DataFrame, title: str):
             ax.scatter(front["t"], front["y"], s=60, facecolors="none", edgecolors="k", zorder=5)
             ax.set_xlabel("map + train time (s)")
             ax.set_xscale("log")
+            # plain numbers at 1, 2, 5 x 10^k: a time axis spans about a decade, where the
+            # default labels every minor tick in scientific notation and they overlap
+            plain = FuncFormatter(lambda v, _: f"{v:g}")
+            ax.xaxis.set_major_formatter(plain)
+            ax.xaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+            ax.xaxis.set_minor_formatter(plain)
             ax.legend(handles=[line], fontsize=6)
         else:
             ax.set_xscale("log", base=2)
