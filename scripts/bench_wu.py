@@ -9,6 +9,8 @@ so the ratios are comparable on a noisy machine):
   CG per iteration vs nnz     log-log slope of CG seconds per iteration against nnz(Z) over
                               R = 32 .. 512 (cadata at sigma = 0.56 when the data is at hand,
                               else data of cadata's shape)
+  CG row space / primal      CGRidge(solve_in="rows") time over "primal" on letter-shaped random
+                              binning features where every point has bins of its own (D = n R)
   RCD speedup 2 threads       1-thread over 2-thread wall time of parallel RCD to the same
                               stopping rule (objectives within 1e-4 relative) on ijcnn1-sized
                               data (n = 35000, d = 22, R = 128) at a sigma where D >= 5e5; RF beside it,
@@ -108,7 +110,7 @@ def cg_slope(quick: bool, repeats: int) -> None:
     nnz, per_iter = [], []
     for R in (32, 64, 128, 256, 512):
         Z = RandomBinning(n_components=R, sigma=0.56, random_state=0).fit_transform(X)
-        model = CGRidge(lam=0.01, tol=1e-15, maxiter=iters)
+        model = CGRidge(lam=0.01, tol=1e-15, maxiter=iters, solve_in="primal")
         t, m = median_time(lambda model=model, Z=Z: model.fit(Z, y), repeats)
         nnz.append(Z.nnz)
         per_iter.append(t / m.n_iter_)
@@ -116,6 +118,23 @@ def cg_slope(quick: bool, repeats: int) -> None:
               f"{1e3 * per_iter[-1]:.3f} ms per iteration")
     slope = float(np.polyfit(np.log(nnz), np.log(per_iter), 1)[0])
     print(f"CG per iteration vs nnz ({what}, sigma = 0.56): {slope:.2f}  (goal <= 1.1)")
+
+
+def rows_over_primal(quick: bool, repeats: int) -> None:
+    """CGRidge's row-space route over its primal one where points have bins of their own (letter's shape)."""
+    n, R = (2000, 32) if quick else (10500, 128)
+    rng = np.random.RandomState(0)
+    X, y = rng.uniform(-1, 1, size=(n, 16)), rng.randint(0, 26, n)
+    Z = RandomBinning(n_components=R, sigma=0.28, random_state=0).fit_transform(X)
+    fits = {}
+    for where in ("primal", "rows"):
+        model = CGRidge(lam=0.01, task="multiclass", tol=1e-3, maxiter=1000, solve_in=where)
+        fits[where] = median_time(lambda model=model: model.fit(Z, y), repeats)
+    (tp, mp), (tr, mr) = fits["primal"], fits["rows"]
+    gap = float(np.abs(mr.coef_ - mp.coef_).max() / np.abs(mp.coef_).max())
+    print(f"CG row space / primal ({n} x 16 uniform rows, R = {R}, sigma = 0.28: D = {Z.shape[1]}, 26 classes): "
+          f"{tr / tp:.3f} ({tr:.3f} s vs {tp:.3f} s; {mr.n_iter_} and {mp.n_iter_} iterations; "
+          f"coefficients within {gap:.1e})")
 
 
 def _rcd_pair(Z, y, repeats: int, lam: float, tol: float) -> tuple[float, float, float, str]:
@@ -296,6 +315,7 @@ def main(argv: list[str] | None = None) -> None:
         rb_over_csr(20000 if args.quick else 100000, repeats)
     if args.only in (None, "cg"):
         cg_slope(args.quick, repeats)
+        rows_over_primal(args.quick, repeats)
     if args.only in (None, "rcd"):
         rcd_runs(8000 if args.quick else 35000, repeats, args.repeat)
     if args.only in (None, "l1"):

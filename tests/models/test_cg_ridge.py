@@ -198,17 +198,18 @@ def test_groups_of_columns_give_the_one_group_solution(monkeypatch, width):
     import rfrepro.models.cg_ridge as cg
 
     Z, y = _many_classes()
-    one = CGRidge(lam=0.05, task="multiclass", tol=1e-10, maxiter=2000).fit(Z, y)
+    # groups are the primal's (the row space holds (n, k) blocks and solves every column at once)
+    one = CGRidge(lam=0.05, task="multiclass", tol=1e-10, maxiter=2000, solve_in="primal").fit(Z, y)
     assert one.n_groups_ == 1
     # a budget of `width` columns' six (D, g) blocks: ceil(7 / width) groups
     monkeypatch.setattr(cg, "CG_BLOCK_BYTES", cg.CG_GROUP_BLOCKS * 8 * Z.shape[1] * width)
-    grouped = CGRidge(lam=0.05, task="multiclass", tol=1e-10, maxiter=2000).fit(Z, y)
+    grouped = CGRidge(lam=0.05, task="multiclass", tol=1e-10, maxiter=2000, solve_in="primal").fit(Z, y)
     assert grouped.n_groups_ == -(-7 // width)
     # every column runs its own recurrence in any group: equal up to the products' rounding (~1e-15 here)
     np.testing.assert_allclose(grouped.coef_, one.coef_, rtol=1e-10, atol=1e-13)
     np.testing.assert_array_equal(grouped.intercept_, one.intercept_)
     assert grouped.n_iter_ == one.n_iter_ > 5 and grouped.converged_ and one.converged_
-    capped = CGRidge(lam=0.05, task="multiclass", tol=1e-14, maxiter=4).fit(Z, y)
+    capped = CGRidge(lam=0.05, task="multiclass", tol=1e-14, maxiter=4, solve_in="primal").fit(Z, y)
     assert capped.n_iter_ == 4 and not capped.converged_  # the cap still shows through the groups
     assert grouped.solver_bytes_ == (grouped.operator_bytes_ + 8 * Z.shape[1] * 7
                                      + cg.CG_GROUP_BLOCKS * 8 * Z.shape[1] * width
@@ -246,15 +247,64 @@ def test_peak_memory_of_the_solve_scales_with_the_group_not_with_k(monkeypatch):
     D, k = 400_000, 12
     Z, y = _many_classes(D=D, n=2000, k=k)
     block = 8 * D  # one float64 column of D rows
-    CGRidge(lam=1.0, task="multiclass", tol=1e-3, maxiter=2).fit(Z[:50], y[:50])  # compile outside the trace
+    CGRidge(lam=1.0, task="multiclass", tol=1e-3, maxiter=2, solve_in="primal").fit(Z[:50], y[:50])  # compile outside the trace
     peaks = {}
     for width in (1, 3, k):
         monkeypatch.setattr(cg, "CG_BLOCK_BYTES", cg.CG_GROUP_BLOCKS * block * width)
         tracemalloc.start()
-        m = CGRidge(lam=1.0, task="multiclass", tol=1e-6, maxiter=20).fit(Z, y)
+        m = CGRidge(lam=1.0, task="multiclass", tol=1e-6, maxiter=20, solve_in="primal").fit(Z, y)
         peaks[width] = tracemalloc.get_traced_memory()[1] - k * block - m.operator_bytes_
         tracemalloc.stop()
         assert m.n_groups_ == -(-k // width)
     for width, peak in peaks.items():
         # six (D, g) blocks of the group (measured: 6.09, 18.06, 72.06 columns of D), one D-vector of slack
         assert 6 * width * block < peak < 6 * width * block + block, (width, peak / block)
+
+
+def _rb_features(n: int, d: int, R: int, sigma: float):
+    from rfrepro.features import RandomBinning
+
+    X = np.random.RandomState(3).uniform(-1, 1, (n, d))
+    return RandomBinning(n_components=R, sigma=sigma, random_state=0).fit_transform(X).tocsr()
+
+
+@pytest.mark.parametrize("sigma, iters", [(0.3, 12), (3.0, 5)])
+def test_row_space_runs_the_primal_iterates(sigma, iters):
+    # the same CG in exact arithmetic: after a fixed number of iterations (tol never
+    # reached) both routes hold the same coefficients, column by column. At sigma = 0.3
+    # (D = 4561 columns for 300 rows, the row space's case) to rounding after 12
+    # iterations; at sigma = 3 (242 columns, condition number about 7000) the two
+    # roundings drift apart once CG loses orthogonality, as those of any two CG codes
+    # do (1e-11 after 8 iterations, 1e-7 after 12), so only the first 5 are compared
+    Z = _rb_features(300, 6, 16, sigma)
+    y = np.arange(300) % 4
+    fits = {where: CGRidge(lam=0.01, task="multiclass", tol=1e-15, maxiter=iters, solve_in=where).fit(Z, y)
+            for where in ("primal", "rows")}
+    p, r = fits["primal"], fits["rows"]
+    assert (p.solved_in_, r.solved_in_) == ("primal", "rows")
+    assert p.n_iter_ == r.n_iter_ == iters
+    np.testing.assert_allclose(r.coef_, p.coef_, rtol=0, atol=1e-12 * np.abs(p.coef_).max())
+    # and to a tolerance, the same solution as the normal equations
+    Zd = Z.toarray()
+    T = np.where((np.arange(300) % 4)[:, None] == np.arange(4), 1.0, -1.0)
+    T = T - T.mean(0)
+    w = np.linalg.solve(Zd.T @ Zd + 0.01 * np.eye(Zd.shape[1]), Zd.T @ T)
+    rows = CGRidge(lam=0.01, task="multiclass", tol=1e-12, maxiter=5000, solve_in="rows").fit(Z, y)
+    assert rows.converged_
+    np.testing.assert_allclose(rows.coef_, w, atol=1e-8 * np.abs(w).max())
+
+
+def test_auto_takes_the_row_space_where_points_have_bins_of_their_own():
+    from rfrepro.models.cg_ridge import row_space_cheaper
+
+    alone = _rb_features(300, 6, 16, 0.05)    # nearly every point alone in its bins: Z Z^T about diagonal
+    crowded = _rb_features(300, 6, 16, 30.0)  # a few wide bins: Z Z^T dense, Z has few columns
+    assert alone.shape[1] > 10 * crowded.shape[1]
+    assert row_space_cheaper(alone) and not row_space_cheaper(crowded)
+    assert not row_space_cheaper(alone.toarray())  # dense input: the primal
+    y = np.arange(300) % 2
+    assert CGRidge(task="binary").fit(alone, y).solved_in_ == "rows"
+    assert CGRidge(task="binary").fit(crowded, y).solved_in_ == "primal"
+    assert CGRidge(task="binary", solve_in="primal").fit(alone, y).solved_in_ == "primal"
+    with pytest.raises(ValueError, match="solve_in='dual'; valid: auto, primal, rows"):
+        CGRidge(solve_in="dual").fit(alone, y)

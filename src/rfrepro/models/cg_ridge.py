@@ -268,6 +268,76 @@ def lockstep_cg(matmat, B: np.ndarray, rtol: float,
     return X, iters, done
 
 
+def lockstep_cg_rows(K, T: np.ndarray, lam: float, rtol: float,
+                     maxiter: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The iterates of :func:`lockstep_cg` on (Z^T Z + lam I) w = Z^T T, kept in the row space: w = Z^T A.
+
+    ``K`` is Z Z^T (n x n, sparse or dense). Every primal CG vector lies in
+    the span of Z's rows (w_0 = 0, b = Z^T t), so CG's solution, residual and
+    direction are Z^T a, Z^T rho and Z^T pi, with rho_0 = pi_0 = t, and each
+    scalar of the recurrence is a form in K: r'r = rho' K rho and
+    p'(Z^T Z + lam I)p = ||K pi||^2 + lam pi' K pi; the updates are
+    a += alpha pi, rho -= alpha (K pi + lam pi), pi = rho + beta pi. These are
+    the primal iterates, step sizes and stopping test (||r|| <= rtol ||b||)
+    in exact arithmetic, at two products with K per iteration on (n, k)
+    blocks instead of one with Z^T Z on (D, k) blocks: far cheaper when D is
+    much larger than n and K is sparse (random binning at small sigma, where
+    nearly every point has bins of its own). Returns A (n x k), each
+    column's iteration count and whether it converged within ``maxiter``.
+
+    >>> Z = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]])
+    >>> A, its, ok = lockstep_cg_rows(Z @ Z.T, np.array([[1.0], [2.0]]), 0.5, 1e-12, 10)
+    >>> w = np.linalg.solve(Z.T @ Z + 0.5 * np.eye(3), Z.T @ [1.0, 2.0])
+    >>> bool(np.allclose(Z.T @ A[:, 0], w)), its.tolist()
+    (True, [2])
+    """
+    T = np.asarray(T, dtype=np.float64).reshape(T.shape[0], -1)
+    k = T.shape[1]
+    A = np.zeros_like(T)
+    KT = np.asarray(K @ T)
+    rr = np.einsum("ij,ij->j", T, KT)  # ||Z^T t||^2 = ||b||^2
+    stop = rtol * rtol * rr
+    iters = np.zeros(k, dtype=np.int64)
+    done = rr <= stop
+    cols = np.flatnonzero(~done)
+    Aa, Rho, Pi, rra = np.zeros((T.shape[0], cols.size)), T[:, cols], T[:, cols].copy(), rr[cols]
+    for _ in range(maxiter):
+        if not cols.size:
+            break
+        KPi = np.asarray(K @ Pi)
+        alpha = rra / (np.einsum("ij,ij->j", KPi, KPi) + lam * np.einsum("ij,ij->j", Pi, KPi))
+        Aa += alpha * Pi
+        Rho = Rho - alpha * (KPi + lam * Pi)
+        new = np.einsum("ij,ij->j", Rho, np.asarray(K @ Rho))
+        Pi = Rho + (new / rra) * Pi
+        rra = new
+        iters[cols] += 1
+        keep = rra > stop[cols]
+        if not keep.all():
+            A[:, cols[~keep]] = Aa[:, ~keep]
+            done[cols[~keep]] = True
+            cols, rra, Aa, Rho, Pi = cols[keep], rra[keep], Aa[:, keep], Rho[:, keep], Pi[:, keep]
+    A[:, cols] = Aa
+    return A, iters, done
+
+
+#: ``solve_in="auto"`` runs CG in the row space (:func:`lockstep_cg_rows`) when
+#: sum_j c_j^2 (c_j the stored values of column j: a bound on the stored values
+#: of Z Z^T) is at most nnz(Z) + ROW_SPACE_MARGIN * D. A primal iteration reads Z
+#: twice and about ten (D, k) blocks; a row-space one reads K twice. Measured on
+#: 10500 random-binning rows with 26 targets: 28x faster with every point in
+#: bins of its own (K diagonal), 14x slower where K held 40 times nnz(Z).
+ROW_SPACE_MARGIN = 5
+
+
+def row_space_cheaper(Z) -> bool:
+    """Whether CG on a CSR ``Z`` is cheaper in the row space (see :data:`ROW_SPACE_MARGIN`); False for other inputs."""
+    if not (sp.issparse(Z) and Z.format == "csr") or Z.shape[1] <= Z.shape[0]:
+        return False
+    counts = np.bincount(Z.indices, minlength=Z.shape[1]).astype(np.float64)
+    return float(counts @ counts) <= Z.nnz + ROW_SPACE_MARGIN * Z.shape[1]
+
+
 #: Bytes one group of target columns may hold in CG's (D, g) float64 blocks, all
 #: :data:`CG_GROUP_BLOCKS` of them together. :class:`CGRidge` solves the k
 #: target columns in consecutive groups of g = CG_BLOCK_BYTES // (8 D CG_GROUP_BLOCKS)
@@ -317,6 +387,12 @@ class CGRidge(TaskMixin, BaseEstimator):
         Iteration cap of CG per target column.
     fit_intercept : bool
         Fit an unpenalised intercept b (the targets are centred before the solve).
+    solve_in : {"auto", "primal", "rows"}
+        Where CG's vectors live: "primal" (D-sized, Wu et al.'s algorithm),
+        "rows" (n-sized, through K = Z Z^T: :func:`lockstep_cg_rows`, the
+        same iterates in exact arithmetic), or "auto": the row space where
+        :func:`row_space_cheaper` says so (a CSR Z with far more columns than
+        rows and nearly no two rows in one column), else the primal.
 
     Attributes
     ----------
@@ -325,19 +401,23 @@ class CGRidge(TaskMixin, BaseEstimator):
     n_iter_ : int
         CG iterations, the most over the target columns (of every group).
     n_groups_ : int
-        Groups of target columns solved one after the other (:func:`column_groups`).
+        Groups of target columns solved one after the other (:func:`column_groups`; 1 in the row space).
+    solved_in_ : str
+        "primal" or "rows": where CG ran.
     converged_ : bool
         Every column reached ``tol`` within ``maxiter``.
     operator_bytes_ : int
         Bytes of Z as the products read it: for a CSR Z its column-major
         copy (column pointers, row numbers and values; one value when all are
-        equal, as for random binning's training features), else all of Z's arrays.
+        equal, as for random binning's training features), else all of Z's
+        arrays; in the row space, K's arrays.
     solver_bytes_ : int
         ``operator_bytes_`` plus the (D, k) coefficients plus one group's
         :data:`CG_GROUP_BLOCKS` (D, g) float64 blocks (right-hand side,
         solution, running solution, residual, direction, product), plus,
         for a CSR Z, the products' (n, g) partial sums (``GRAM_PARTS`` + 1 of
-        them): what the solve holds besides the targets.
+        them): what the solve holds besides the targets. In the row space:
+        K, the (D, k) coefficients and five (n, k) blocks.
 
     References
     ----------
@@ -354,18 +434,19 @@ class CGRidge(TaskMixin, BaseEstimator):
     (True, True)
     """
 
-    recorded_attributes = ("n_iter_", "converged_", "n_groups_", "operator_bytes_", "solver_bytes_")
+    recorded_attributes = ("n_iter_", "converged_", "n_groups_", "solved_in_", "operator_bytes_", "solver_bytes_")
 
     _parameter_constraints: dict = {"lam": NONNEGATIVE_REAL, "task": options(TASKS), "tol": POSITIVE_REAL, "maxiter": POSITIVE_INT,
-        "fit_intercept": ["boolean"]}
+        "fit_intercept": ["boolean"], "solve_in": options(("auto", "primal", "rows"))}
 
     def __init__(self, lam: float = 0.01, *, task: str = "regression", tol: float = 1e-3,
-                 maxiter: int = 1000, fit_intercept: bool = True):
+                 maxiter: int = 1000, fit_intercept: bool = True, solve_in: str = "auto"):
         self.lam = lam
         self.task = task
         self.tol = tol
         self.maxiter = maxiter
         self.fit_intercept = fit_intercept
+        self.solve_in = solve_in
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
@@ -374,17 +455,22 @@ class CGRidge(TaskMixin, BaseEstimator):
         maxiter = check_positive_int(self.maxiter, "maxiter")
         if not (np.isfinite(self.tol) and self.tol > 0):
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        if self.solve_in not in ("auto", "primal", "rows"):
+            raise ValueError(f"solve_in={self.solve_in!r}; valid: auto, primal, rows")
         # one float64 copy of the values (if float32): mixed-dtype products would upcast per iteration
         Z = X.astype(np.float64, copy=False)
         T = self._encode(y)
         self.intercept_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1])
+        T = T - self.intercept_
+        D, k = Z.shape[1], T.shape[1]
+        if self.solve_in == "rows" or (self.solve_in == "auto" and row_space_cheaper(Z)):
+            return self._fit_rows(Z, T, lam, maxiter)
+        self.solved_in_ = "primal"
         # sparse Z: every BLAS call of CG is a memory-bound vector operation, where
         # BLAS threads only add synchronisation (the sparse products use numba's threads)
         with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
             # all target columns of a group at once: one pass over Z per iteration serves them all
             matmat, operator_bytes = _gram_products(Z, lam)
-            T = T - self.intercept_
-            D, k = Z.shape[1], T.shape[1]
             groups = column_groups(D, k)
             # only the coefficients are (D, k); each group's right-hand side and CG blocks are (D, g)
             self.coef_ = np.empty((D, k))
@@ -402,6 +488,20 @@ class CGRidge(TaskMixin, BaseEstimator):
         widest = max(c.stop - c.start for c in groups)
         scratch = (GRAM_PARTS + 1) * 8 * Z.shape[0] * widest if sp.issparse(Z) and Z.format == "csr" else 0
         self.solver_bytes_ = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest + scratch
+        return self
+
+    def _fit_rows(self, Z, T: np.ndarray, lam: float, maxiter: int):
+        """CG in the row space (:func:`lockstep_cg_rows`), every target column at once; coef_ = Z^T A."""
+        K = Z @ Z.T
+        K = K.tocsr() if sp.issparse(K) else np.asarray(K)
+        A, iters, ok = lockstep_cg_rows(K, T, lam, self.tol, maxiter)
+        self.coef_ = np.asarray(Z.T @ A)
+        self.n_iter_ = int(iters.max())
+        self.converged_ = bool(ok.all())
+        self.n_groups_ = 1
+        self.solved_in_ = "rows"
+        self.operator_bytes_ = int(K.data.nbytes + K.indices.nbytes + K.indptr.nbytes) if sp.issparse(K) else K.nbytes
+        self.solver_bytes_ = self.operator_bytes_ + 8 * Z.shape[1] * T.shape[1] + 5 * 8 * T.size
         return self
 
     def _scores(self, X) -> np.ndarray:
