@@ -369,7 +369,9 @@ class CGRidge(TaskMixin, BaseEstimator):
 
     The solver touches Z only through products Z v and Z^T u, so a sparse
     ``Z`` (random binning) costs O(nnz(Z)) per iteration and is never
-    densified. Classification is one-vs-all least squares on +-1 targets;
+    densified. Where nearly every row has columns of its own (random binning
+    at small sigma: D near n R), the same iterates are computed in the row
+    space through K = Z Z^T (``solve_in``). Classification is one-vs-all least squares on +-1 targets;
     multi-column targets are solved together (``lockstep_cg``: each column its
     own CG, one product with Z per iteration for all of them), in groups of
     columns whose CG blocks fit :data:`CG_BLOCK_BYTES` (one group unless D k is
