@@ -37,64 +37,51 @@ _scaled_sq_dists_par = njit(parallel=True, cache=True)(_scaled_sq_dists_body)
 _scaled_sq_dists_ser = njit(cache=True)(_scaled_sq_dists_body)
 
 
+@njit(cache=True, fastmath=True, inline="always")
+def _l1_2x2(X, i, i1, Y, j, j1):  # pragma: no cover - compiled
+    # the four L1 distances of rows i, i1 of X to rows j, j1 of Y: each loaded value
+    # serves two sums, and the sums over the features are reassociated into SIMD lanes
+    s00 = 0.0
+    s01 = 0.0
+    s10 = 0.0
+    s11 = 0.0
+    for k in range(X.shape[1]):
+        x0 = X[i, k]
+        x1 = X[i1, k]
+        y0 = Y[j, k]
+        y1 = Y[j1, k]
+        s00 += abs(x0 - y0)
+        s01 += abs(x0 - y1)
+        s10 += abs(x1 - y0)
+        s11 += abs(x1 - y1)
+    return s00, s01, s10, s11
+
+
 def _scaled_l1_dists_body(X, Y, scale, out):
-    # 2 x 2 blocks of (x, y) pairs: each loaded value serves two sums, and the
-    # sums over the features are reassociated (fastmath) into SIMD lanes
-    n, d = X.shape
+    # 2 x 2 blocks of (x, y) pairs; an odd last row (of X or Y) is computed twice, into the same entries
+    n = X.shape[0]
     m = Y.shape[0]
-    m2 = m - m % 2
     for i2 in prange((n + 1) // 2):
         i = 2 * i2
-        i1 = min(i + 1, n - 1)  # an odd last row is computed twice, into the same entries
-        for j in range(0, m2, 2):
-            s00 = 0.0
-            s01 = 0.0
-            s10 = 0.0
-            s11 = 0.0
-            for k in range(d):
-                x0 = X[i, k]
-                x1 = X[i1, k]
-                y0 = Y[j, k]
-                y1 = Y[j + 1, k]
-                s00 += abs(x0 - y0)
-                s01 += abs(x0 - y1)
-                s10 += abs(x1 - y0)
-                s11 += abs(x1 - y1)
+        i1 = min(i + 1, n - 1)
+        for j in range(0, m, 2):
+            j1 = min(j + 1, m - 1)
+            s00, s01, s10, s11 = _l1_2x2(X, i, i1, Y, j, j1)
             out[i, j] = scale * s00
-            out[i, j + 1] = scale * s01
+            out[i, j1] = scale * s01
             out[i1, j] = scale * s10
-            out[i1, j + 1] = scale * s11
-        for j in range(m2, m):
-            s0 = 0.0
-            s1 = 0.0
-            for k in range(d):
-                s0 += abs(X[i, k] - Y[j, k])
-                s1 += abs(X[i1, k] - Y[j, k])
-            out[i, j] = scale * s0
-            out[i1, j] = scale * s1
+            out[i1, j1] = scale * s11
 
 
 @njit(cache=True, fastmath=True, inline="always")
 def _l1_self_row_pair(X, scale, out, p):  # pragma: no cover - compiled
     # rows 2p, 2p + 1 against rows 2p .. n - 1, mirrored into the lower triangle
-    n, d = X.shape
+    n = X.shape[0]
     i = 2 * p
-    i1 = min(i + 1, n - 1)  # an odd last row is computed twice, into the same entries
+    i1 = min(i + 1, n - 1)
     for j in range(i, n, 2):
         j1 = min(j + 1, n - 1)
-        s00 = 0.0
-        s01 = 0.0
-        s10 = 0.0
-        s11 = 0.0
-        for k in range(d):
-            x0 = X[i, k]
-            x1 = X[i1, k]
-            y0 = X[j, k]
-            y1 = X[j1, k]
-            s00 += abs(x0 - y0)
-            s01 += abs(x0 - y1)
-            s10 += abs(x1 - y0)
-            s11 += abs(x1 - y1)
+        s00, s01, s10, s11 = _l1_2x2(X, i, i1, X, j, j1)
         out[i, j] = out[j, i] = scale * s00
         out[i, j1] = out[j1, i] = scale * s01
         out[i1, j] = out[j, i1] = scale * s10
