@@ -464,10 +464,17 @@ class CGRidge(TaskMixin, BaseEstimator):
         T = self._encode(y)
         self.intercept_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1])
         T = T - self.intercept_
+        rows = self.solve_in == "rows" or (self.solve_in == "auto" and row_space_cheaper(Z))
+        solve = self._solve_rows if rows else self._solve_primal
+        self.coef_, iters, ok, self.n_groups_, self.operator_bytes_, self.solver_bytes_ = solve(Z, T, lam, maxiter)
+        self.solved_in_ = "rows" if rows else "primal"
+        self.n_iter_ = int(iters.max())
+        self.converged_ = bool(ok.all())
+        return self
+
+    def _solve_primal(self, Z, T: np.ndarray, lam: float, maxiter: int):
+        """(coef, iterations, converged, groups, operator bytes, solver bytes) of CG on D-sized vectors."""
         D, k = Z.shape[1], T.shape[1]
-        if self.solve_in == "rows" or (self.solve_in == "auto" and row_space_cheaper(Z)):
-            return self._fit_rows(Z, T, lam, maxiter)
-        self.solved_in_ = "primal"
         # sparse Z: every BLAS call of CG is a memory-bound vector operation, where
         # BLAS threads only add synchronisation (the sparse products use numba's threads)
         with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
@@ -475,36 +482,25 @@ class CGRidge(TaskMixin, BaseEstimator):
             matmat, operator_bytes = _gram_products(Z, lam)
             groups = column_groups(D, k)
             # only the coefficients are (D, k); each group's right-hand side and CG blocks are (D, g)
-            self.coef_ = np.empty((D, k))
+            coef = np.empty((D, k))
             iters, ok = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
             for cols in groups:
                 B = np.asarray(Z.T @ T[:, cols])
-                coef, iters[cols], ok[cols] = lockstep_cg(matmat, B, self.tol, maxiter)
+                coef[:, cols], iters[cols], ok[cols] = lockstep_cg(matmat, B, self.tol, maxiter)
                 del B
-                self.coef_[:, cols] = coef
-                del coef
-        self.n_iter_ = int(iters.max())
-        self.converged_ = bool(ok.all())
-        self.n_groups_ = len(groups)
-        self.operator_bytes_ = operator_bytes
         widest = max(c.stop - c.start for c in groups)
         scratch = (GRAM_PARTS + 1) * 8 * Z.shape[0] * widest if sp.issparse(Z) and Z.format == "csr" else 0
-        self.solver_bytes_ = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest + scratch
-        return self
+        solver_bytes = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest + scratch
+        return coef, iters, ok, len(groups), operator_bytes, solver_bytes
 
-    def _fit_rows(self, Z, T: np.ndarray, lam: float, maxiter: int):
-        """CG in the row space (:func:`lockstep_cg_rows`), every target column at once; coef_ = Z^T A."""
+    def _solve_rows(self, Z, T: np.ndarray, lam: float, maxiter: int):
+        """As :meth:`_solve_primal`, in the row space (:func:`lockstep_cg_rows`, every column at once): coef = Z^T A."""
         K = Z @ Z.T
         K = K.tocsr() if sp.issparse(K) else np.asarray(K)
         A, iters, ok = lockstep_cg_rows(K, T, lam, self.tol, maxiter)
-        self.coef_ = np.asarray(Z.T @ A)
-        self.n_iter_ = int(iters.max())
-        self.converged_ = bool(ok.all())
-        self.n_groups_ = 1
-        self.solved_in_ = "rows"
-        self.operator_bytes_ = int(K.data.nbytes + K.indices.nbytes + K.indptr.nbytes) if sp.issparse(K) else K.nbytes
-        self.solver_bytes_ = self.operator_bytes_ + 8 * Z.shape[1] * T.shape[1] + 5 * 8 * T.size
-        return self
+        operator_bytes = int(K.data.nbytes + K.indices.nbytes + K.indptr.nbytes) if sp.issparse(K) else K.nbytes
+        solver_bytes = operator_bytes + 8 * Z.shape[1] * T.shape[1] + 5 * 8 * T.size
+        return np.asarray(Z.T @ A), iters, ok, 1, operator_bytes, solver_bytes
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
