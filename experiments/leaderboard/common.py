@@ -115,8 +115,33 @@ def free_columns_note(ok: pd.DataFrame) -> str:
                           for d, g in grids.iterrows())
         lines.append(f"{LABELS.get(arm, arm)} sits at the smallest D that holds its output columns (the "
                      f"non-empty bins of its R grids), the run with the most columns per seed: on average "
-                     f"{share.mean():.2f} D (least {share.min():.2f} D)" + (f"; grids used {where}." if where else "."))
+                     f"{share.mean():.2f} D (least {share.min():.2f} D)" + (f"; grids used {where}." if where else ".")
+                     + _blocks_without(ok, arm))
     return "\n".join(lines)
+
+
+def _blocks_without(ok: pd.DataFrame, arm: str) -> str:
+    """The (dataset, D) cells where some seeds of the other arms have no run of ``arm``, as a sentence.
+
+    A seed whose smallest run (one grid) has more than D columns, or whose
+    columns jump from at most D / 2 to more than D between two values of R,
+    has no run at D; the rank table uses only blocks where every method ran,
+    so those (dataset, D, seed) blocks are not ranked.
+    """
+    keys = ["dataset.name", BUDGET, "seed"]
+    others = ok.loc[ok["arm"] != arm, keys].drop_duplicates()
+    have = ok.loc[ok["arm"] == arm, keys].drop_duplicates()
+    if others.empty:
+        return ""
+    merged = others.merge(have, on=keys, how="left", indicator=True)
+    cells = merged.groupby(["dataset.name", BUDGET])["_merge"].agg(
+        missing=lambda m: int((m == "left_only").sum()), seeds="size")
+    cells = cells[cells["missing"] > 0]
+    if cells.empty:
+        return ""
+    where = ", ".join(f"{name} D={int(D)} ({int(c['missing'])} of {int(c['seeds'])} seeds)"
+                      for (name, D), c in cells.iterrows())
+    return f" No run of it has between D/2 and D columns at {where}: those blocks are not in the rank table."
 
 
 def pareto_front(time: np.ndarray, error: np.ndarray) -> np.ndarray:

@@ -252,6 +252,21 @@ def test_random_binning_keeps_its_largest_run_within_each_budget():
     note = common.free_columns_note(common.prepare(_rb_table()))
     # shares 120/128, 250/256, 100/128, 250/256: mean 0.92, least 0.78
     assert "on average 0.92 D (least 0.78 D)" in note and "D=128: R = 4; D=256: R = 8" in note
+    assert "No run" not in note  # every seed has a run within each D
+
+
+def test_random_binning_says_which_blocks_have_no_run_within_D():
+    table = _rb_table()
+    # seed 1's smallest run (one grid) has 200 columns: nothing of it fits D = 128
+    table = table[~((table["arm"] == "rb") & (table["seed"] == 1) & table["method.n_components"].isin([3, 4]))]
+    table = pd.concat([table, pd.DataFrame([{"status": "ok", "arm": "rb", "seed": 1, "dataset.name": "x",
+                                             "fitted.n_features_out": 200, "method.n_components": 1,
+                                             "metrics.kerr_fro": 0.1, "metrics.error": 0.2}])])
+    note = common.free_columns_note(common.prepare(table))
+    assert "No run of it has between D/2 and D columns at x D=128 (1 of 2 seeds)" in note
+    assert "D=256 (" not in note
+    ranked = common.rank_table(common.prepare(table), "metrics.error")
+    assert int(ranked["blocks"].iloc[0]) == 3  # the block (x, 128, seed 1) is not ranked
 
 
 def _lap_table(gain: float, *, predict: bool = True) -> pd.DataFrame:
