@@ -1,7 +1,7 @@
 """Every fail says whether it is a disagreement with the paper or a limitation of our run."""
 
 from rfrepro.harness.report import claim_details
-from rfrepro.harness.scorecard import Paper, Study, fail_kind
+from rfrepro.harness.scorecard import MAX_FAILS_LISTED, Paper, Study, fail_kind
 
 SUBSTITUTE = {"kind": "substitute", "note": "MNIST 784 pixels vs the paper's 256"}
 
@@ -36,3 +36,16 @@ def test_the_papers_verdict_line_names_each_fail_with_its_kind():
     line = Paper("schleif2016", "Schleif et al. 2016", [s]).verdict_line
     assert line == ("1 of 4 claims pass; fail: C2.1-mnist (schleif2016/table1, limitation), "
                     "C2.3 (schleif2016/table1, disagreement); 1 inconclusive")
+
+
+def test_a_long_list_of_fails_is_counted_per_study_and_kind():
+    fails = [_claim(f"X-C5.1-vs-m{i}", "fail", SUBSTITUTE) for i in range(MAX_FAILS_LISTED)]
+    a = Study(id="lb/a", slug="lb-a", title="t", planned=True, status={"counts": {"ok": 1}},
+              claims=[*fails, _claim("X-C1", "pass", {"kind": "same"})])
+    b = Study(id="lb/b", slug="lb-b", title="t", planned=True, status={"counts": {"ok": 1}},
+              claims=[_claim("C9", "fail", {"kind": "same"}), _claim("C8", "inconclusive", {"kind": "same"})])
+    assert Paper("lb", "L", [a]).verdict_line.startswith(
+        f"1 of {MAX_FAILS_LISTED + 1} claims pass; fail: X-C5.1-vs-m0 (lb/a, limitation), ")
+    line = Paper("lb", "L", [a, b]).verdict_line
+    assert line == (f"1 of {MAX_FAILS_LISTED + 3} claims pass; {MAX_FAILS_LISTED + 1} fail: {MAX_FAILS_LISTED} in "
+                    "lb/a (limitation), 1 in lb/b (disagreement); 1 inconclusive")

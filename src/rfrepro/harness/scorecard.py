@@ -32,6 +32,8 @@ from rfrepro.runner.store import FINISHED, UNAVAILABLE, RecordStore
 
 #: verdicts in the order a scorecard counts them (their owner: rfrepro.harness.claims)
 VERDICT_ORDER = (PASS, FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN)
+#: a paper's verdict line names each fail up to this many, else counts them per study and kind
+MAX_FAILS_LISTED = 12
 #: the study of ``python -m rfrepro`` runs outside any experiment (conf/config.yaml ``study:``)
 ADHOC_STUDY = "adhoc/run"
 
@@ -89,15 +91,23 @@ class Paper:
 
     @property
     def verdict_line(self) -> str:
-        """One line: how many claims held, and each fail with whether it disagrees with the paper."""
+        """One line: how many claims held, and each fail with whether it disagrees with the paper.
+
+        More than :data:`MAX_FAILS_LISTED` fails are counted per study and kind instead
+        (the leaderboard judges about 170 claims); the paper's section lists each.
+        """
         claims = self.claims()
         if not claims:
             return "no study run yet" if not self.n_run else "no claim judged yet (the studies run state none)"
         n = self.counts
         text = f"{n['pass']} of {len(claims)} claims pass"
-        fails = [f"{c['id']} ({s.id}, {fail_kind(c)[0]})" for s, c in claims if c["verdict"] == "fail"]
-        if fails:
-            text += "; fail: " + ", ".join(fails)
+        fails = [(s.id, c["id"], fail_kind(c)[0]) for s, c in claims if c["verdict"] == "fail"]
+        if len(fails) > MAX_FAILS_LISTED:
+            # per study, how many fail and of which kind; each fail is listed in the paper's section
+            by_study = Counter((sid, kind) for sid, _, kind in fails)
+            text += f"; {len(fails)} fail: " + ", ".join(f"{k} in {sid} ({kind})" for (sid, kind), k in by_study.items())
+        elif fails:
+            text += "; fail: " + ", ".join(f"{cid} ({sid}, {kind})" for sid, cid, kind in fails)
         for v in ("inconclusive", "not-comparable", "not-run"):
             if n[v]:
                 text += f"; {n[v]} {v}"
