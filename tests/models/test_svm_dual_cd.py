@@ -1,4 +1,5 @@
-"""The dense LinearSVM solver (dual coordinate descent in place) against liblinear; CSR input; the CV grid's edges."""
+"""LinearSVM's solver (dual coordinate descent on dense rows in place, or on CSR rows) against liblinear;
+warm starts along the lambda path; the CV grid's edges."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def test_gram_of_other_rows_raises():
                             rng=np.random.RandomState(0), gram=np.eye(10))
 
 
-# ----------------------------------------------------------------------------- CSR input (liblinear)
+# ----------------------------------------------------------------------------- CSR input
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -170,6 +171,114 @@ def test_csr_input_in_the_cv_search():
     sparse = LinearSVM(lam="cv", lam_grid=grid).fit(sp.csr_matrix(X, dtype=np.float32), y)
     assert sparse.lam_ == dense.lam_ == 1e-2
     assert sparse.cv_errors_ == pytest.approx(dense.cv_errors_, abs=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_csr_rows_run_the_dense_rows_steps(loss, n_classes):
+    # the same seed visits the same coordinates: the CSR dot and axpy skip zeros, the iterates agree to round-off
+    X, y = _blobs(n=200, d=30, n_classes=n_classes, seed=4)
+    X[np.abs(X) < 1.0] = 0.0
+    codes = np.unique(y, return_inverse=True)[1]
+    rows = np.arange(1, 200, 2)
+    args = dict(C=2.0, hinge=loss == "hinge", bias=1.0, tol=1e-6, max_iter=5000)
+    W, passes = svm_mod.dual_cd_ovr(X, rows, codes[rows], n_classes, rng=np.random.RandomState(3), **args)
+    Ws, passes_s = svm_mod.dual_cd_ovr(sp.csr_matrix(X), rows, codes[rows], n_classes,
+                                       rng=np.random.RandomState(3), **args)
+    np.testing.assert_array_equal(passes_s, passes)
+    np.testing.assert_allclose(Ws, W, rtol=0, atol=1e-9 * np.abs(W).max())
+
+
+# ----------------------------------------------------------------------------- warm starts
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_warm_start_at_the_optimum_stops_almost_at_once(sparse):
+    X, y = _blobs(n=150, d=8, seed=6, spread=0.8)
+    X = sp.csr_matrix(X) if sparse else X
+    args = dict(C=1.0, hinge=True, bias=0.0, tol=1e-8, max_iter=100_000)
+    alpha = np.zeros((1, 150))
+    W, passes = svm_mod.dual_cd_ovr(X, np.arange(150), y, 2, rng=np.random.RandomState(0), alpha=alpha, **args)
+    assert passes[0] > 1000 and 0 < np.count_nonzero(alpha) < 150  # alpha now holds the optimum's duals
+    W2, passes2 = svm_mod.dual_cd_ovr(X, np.arange(150), y, 2, rng=np.random.RandomState(1), alpha=alpha.copy(),
+                                      **args)
+    assert passes2[0] < passes[0] / 20  # the last pass's own steps moved its gradients by more than 1e-8
+    np.testing.assert_allclose(W2, W, rtol=0, atol=1e-6 * np.abs(W).max())
+
+
+def test_a_warm_start_reaches_the_cold_optimum():
+    # the duals of C = 0.1 start the C = 1 problem (feasible: the bound grows); both runs converge
+    X, y = _blobs(n=300, d=10, n_classes=3, seed=7, spread=0.7)
+    args = dict(C=1.0, hinge=True, bias=1.0, tol=1e-5, max_iter=100_000)
+    start = np.zeros((3, 300))
+    svm_mod.dual_cd_ovr(X, np.arange(300), y, 3, rng=np.random.RandomState(0), alpha=start, **{**args, "C": 0.1})
+    cold, cold_passes = svm_mod.dual_cd_ovr(X, np.arange(300), y, 3, rng=np.random.RandomState(0), **args)
+    warm, warm_passes = svm_mod.dual_cd_ovr(X, np.arange(300), y, 3, rng=np.random.RandomState(0), alpha=start,
+                                            **args)
+    assert np.all(cold_passes < 100_000) and np.all(warm_passes < 100_000)
+    assert not np.array_equal(warm_passes, cold_passes)  # it did start elsewhere
+    classes = np.arange(3)
+    f_cold = _primal(cold[:, :-1], cold[:, -1], X, y, classes, 1.0, "hinge", 1.0)
+    f_warm = _primal(warm[:, :-1], warm[:, -1], X, y, classes, 1.0, "hinge", 1.0)
+    assert f_warm == pytest.approx(f_cold, rel=1e-4)
+
+
+def test_warm_starts_take_a_capped_fit_further_along_the_path():
+    # RKS features of a checkerboard: at lam = 1e-6 (C = 750) 1000 passes from zero stop far from the
+    # optimum; after the path lam = 0.1 .. 1e-5, 1000 passes each, the same cap ends at a lower objective
+    from rfrepro.data.synthetic import checkerboard
+    from rfrepro.kernels import resolve_bandwidth
+
+    X, y = checkerboard(1333, random_state=0)
+    X = (X - X.mean(0)) / X.std(0)
+    sigma = resolve_bandwidth(X, "median", kernel="gaussian")
+    Z = RandomFourierFeatures(512, sigma=sigma, random_state=0).fit_transform(X).astype(np.float32)
+    args = dict(hinge=True, bias=0.0, tol=1e-4, max_iter=1000)
+
+    def objective(W, C):
+        w = W[0, :-1]
+        return 0.5 * w @ w + C * np.maximum(0.0, 1.0 - np.where(y == 1, 1.0, -1.0) * (Z @ w)).sum()
+
+    C = 1.0 / (1e-6 * 1333)
+    cold, passes = svm_mod.dual_cd_ovr(Z, np.arange(1333), y, 2, C=C, rng=np.random.RandomState(0), **args)
+    assert passes[0] == 1000
+    duals = np.zeros((1, 1333))
+    for lam in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
+        warm, passes = svm_mod.dual_cd_ovr(Z, np.arange(1333), y, 2, C=1.0 / (lam * 1333),
+                                           rng=np.random.RandomState(0), alpha=duals, **args)
+    assert passes[0] == 1000
+    assert objective(warm, C) < 0.95 * objective(cold, C)  # 0.93 here
+
+
+def test_the_lambda_search_follows_the_path_from_warm_starts(monkeypatch):
+    # each lam's fold fits start from the same folds' duals at the previous (larger) lam; the final fit
+    # from the chosen lam's fold duals, each row's mean over its two folds, times the C ratio |fold| / n
+    X, y = _blobs(n=90, d=5, seed=2, spread=0.5)
+    starts, real = [], svm_mod.dual_cd_ovr
+
+    def spy(X, rows, codes, k, **kw):
+        given = kw["alpha"].copy()
+        W, n_iter = real(X, rows, codes, k, **kw)
+        starts.append((rows.size, kw["C"], given, kw["alpha"].copy()))
+        return W, n_iter
+
+    monkeypatch.setattr(svm_mod, "dual_cd_ovr", spy)
+    monkeypatch.setattr(svm_mod, "CV_EDGE_EXTENSIONS", 0)
+    grid = [1e-2, 1e-1, 1.0]
+    svm = LinearSVM(lam="cv", lam_grid=grid).fit(X, y)
+    assert sorted(svm.cv_errors_) == grid and len(starts) == 10
+    for f in range(3):  # lam 1 from zero, lam 0.1 from lam 1's duals, lam 0.01 from lam 0.1's
+        assert not starts[f][2].any() and starts[f][3].any()
+        np.testing.assert_array_equal(starts[3 + f][2], np.minimum(starts[f][3], starts[3 + f][1]))
+        np.testing.assert_array_equal(starts[6 + f][2], starts[3 + f][3])
+    chosen = 3 * grid[::-1].index(svm.lam_)
+    folds = list(svm_mod.StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    expected, count = np.zeros((1, 90)), np.zeros(90)
+    for (tr, _), fit in zip(folds, starts[chosen:chosen + 3], strict=True):
+        expected[:, tr] += fit[3] * tr.size / 90
+        count[tr] += 1
+    assert starts[9][:2] == (90, svm.C_) and np.all(count == 2)
+    np.testing.assert_allclose(starts[9][2], expected / 2)
 
 
 # ----------------------------------------------------------------------------- lam="cv": the grid's edges

@@ -12,11 +12,11 @@ bias as the weight of a constant feature ``intercept_scaling``) and
 both solve the no-bias hinge-loss problem with liblinear's dual coordinate
 descent.
 
-Which solver runs is decided by the input's format (``LINEAR_SVM_SOLVERS``):
-dense features go to :func:`rfrepro.models._dual_cd.dual_cd_ovr`, liblinear's
-algorithm run on the array in place (liblinear itself would first copy it
-into a sparse node list twice its size); sparse (CSR) features, which
-liblinear reads natively, go to liblinear. Dense features wider than they
+:class:`LinearSVM` solves with :func:`rfrepro.models._dual_cd.dual_cd_ovr`,
+liblinear's algorithm run on dense rows in place (liblinear itself would
+first copy them into a sparse node list twice their size) or on CSR rows
+(``LINEAR_SVM_SOLVERS``); unlike liblinear, it can start from given duals,
+which its lambda search uses along the path. Dense features wider than they
 are long (a float64 Gram no larger than the features) are first reduced to
 their Gram matrix, computed once for the CV's folds and the final fit, and
 the same coordinate steps run on it (n per step instead of 2 D).
@@ -47,7 +47,8 @@ from rfrepro.models._dual_cd import dual_cd_ovr
 LIBLINEAR_TOL = 1e-4
 
 #: The solver of :class:`LinearSVM` for each input format: the same problem, the same stopping rule.
-LINEAR_SVM_SOLVERS = {"dense": "dual_cd (in place, one-vs-rest classes in parallel)", "csr": "liblinear"}
+LINEAR_SVM_SOLVERS = {"dense": "dual_cd (rows in place, one-vs-rest classes in parallel)",
+                      "csr": "dual_cd (CSR rows, one-vs-rest classes in parallel)"}
 
 #: Rows per block when a dense array is scored (float32 blocks are scored in float64).
 _SCORE_BLOCK_ROWS = 4096
@@ -148,7 +149,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         ``lam="cv"`` picks lam from ``lam_grid`` by ``cv_folds``-fold
         stratified cross-validation on the training rows (least mean
         misclassification rate; ties to the larger lam, the simpler model),
-        then refits on all rows. The search is in lam, not C, so a fold's
+        then refits on all rows. The search runs down the grid from its
+        largest lam, each fold's fit starting from that fold's duals at the
+        previous lam (warm starts), and the final fit starts from the chosen
+        lam's fold duals (each row's mean over the folds that trained on it,
+        scaled to the full set's C): a fit that converges reaches the same
+        optimum, one stopped at the passes' cap is further along. The search is in lam, not C, so a fold's
         choice carries over to the full training set (C = 1 / (lam m) for
         each set's own m). It costs ``cv_folds`` fits per grid value, each
         of at most ``CV_MAX_ITER`` passes (``cv_unconverged_`` counts those
@@ -192,16 +198,16 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    Dense input is solved by the dual coordinate descent of Hsieh et al.
-    (2008) written for this package (:mod:`rfrepro.models._dual_cd`), which
-    reads the C-contiguous rows in place: a fit needs the features plus
-    O(n + D) per one-vs-rest problem, where liblinear first copies the
-    features into its sparse node format (about 16 bytes per value). It is
-    liblinear's algorithm with liblinear's stopping rule and shrinking, so
-    both reach the same optimum to within ``tol`` (their random visiting
-    orders differ, so the last digits do). Its one-vs-rest problems run in
-    parallel over numba's threads. CSR input goes to liblinear, which reads
-    it natively.
+    Solved by the dual coordinate descent of Hsieh et al. (2008) written
+    for this package (:mod:`rfrepro.models._dual_cd`), which reads
+    C-contiguous dense rows in place, or CSR rows: a fit needs the features
+    plus O(n + D) per one-vs-rest problem, where liblinear first copies
+    dense features into its sparse node format (about 16 bytes per value).
+    It is liblinear's algorithm with liblinear's stopping rule and
+    shrinking, so both reach the same optimum to within ``tol`` (their
+    random visiting orders differ, so the last digits do); unlike liblinear
+    it takes a starting point, for the warm starts of ``lam="cv"``. Its
+    one-vs-rest problems run in parallel over numba's threads.
 
     References
     ----------
@@ -255,47 +261,39 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"lam must be a positive number, 'cv' or None, got {lam!r}")
             if self.C is not None:
                 raise ValueError(f"give exactly one of C and lam (got C={self.C!r}, lam='cv')")
-        gram = _gram(X)
+        gram, start = _gram(X), None
         if isinstance(lam, str):
-            lam = self._cv_lam(X, codes, gram)
+            lam, start = self._cv_lam(X, codes, gram)
         self.C_ = _resolve_C(self.C, lam, X.shape[0])
         self.lam_ = float(lam) if lam is not None else 1.0 / (self.C_ * X.shape[0])
         self.coef_, self.intercept_, self.n_iter_ = self._solve(X, np.arange(X.shape[0]), codes, self.C_,
                                                                  int(self.max_iter), check_random_state(self.random_state),
-                                                                 gram)
+                                                                 gram, start)
         self.converged_ = self.n_iter_ < self.max_iter
         if not self.converged_:
             warnings.warn(f"LinearSVM stopped after max_iter={self.max_iter} passes before reaching tol={self.tol}",
                           ConvergenceWarning, stacklevel=2)
         return self
 
-    def _solve(self, X, rows: np.ndarray, codes: np.ndarray, C: float, max_iter: int, rng, gram=None):
+    def _solve(self, X, rows: np.ndarray, codes: np.ndarray, C: float, max_iter: int, rng, gram=None, duals=None):
         """(coef, intercept, passes) of the SVM on rows ``rows`` (classes coded 0..k-1 as in ``classes_``).
 
         ``gram``: X[rows] X[rows]^T in float64, or None (see :func:`_gram`).
+        ``duals``: the (problems, rows) start of the dual solver, overwritten
+        with its final duals (None: from zero).
         """
-        k = self.classes_.size
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        if not sp.issparse(X):
-            W, n_iter = dual_cd_ovr(X, rows, codes[rows], k, C=C, hinge=self.loss == "hinge", bias=bias,
-                                    tol=float(self.tol), max_iter=max_iter, rng=rng, gram=gram)
-            return W[:, :-1], bias * W[:, -1], int(n_iter.max())
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # fit() warns for both solvers alike
-            svc = _liblinear(C, self.loss, self.fit_intercept, float(self.intercept_scaling), max_iter,
-                             float(self.tol), rng).fit(X[rows], codes[rows])
-        coef, intercept = svc.coef_, np.atleast_1d(svc.intercept_).astype(np.float64)
-        if svc.classes_.size < k:
-            # a search fold without some of k > 2 classes: those score -inf, never predicted
-            if svc.classes_.size == 2:
-                coef, intercept = np.vstack([-coef, coef]), np.r_[-intercept, intercept]
-            full, full_b = np.zeros((k, X.shape[1])), np.full(k, -np.inf)
-            full[svc.classes_], full_b[svc.classes_] = coef, intercept
-            coef, intercept = full, full_b
-        return coef, intercept, int(np.max(svc.n_iter_))
+        W, n_iter = dual_cd_ovr(X, rows, codes[rows], self.classes_.size, C=C, hinge=self.loss == "hinge", bias=bias,
+                                tol=float(self.tol), max_iter=max_iter, rng=rng, gram=gram, alpha=duals)
+        return W[:, :-1], bias * W[:, -1], int(n_iter.max())
 
-    def _cv_lam(self, X, codes: np.ndarray, gram=None) -> float:
-        """The lam with the least ``cv_folds``-fold misclassification rate, the grid grown past a winning end."""
+    def _cv_lam(self, X, codes: np.ndarray, gram=None) -> tuple[float, np.ndarray]:
+        """The lam with the least ``cv_folds``-fold misclassification rate, the grid grown past a winning end.
+
+        Also the start of the final fit's dual solver: the chosen lam's fold
+        duals, each row's mean over the folds that trained on it, scaled to
+        the full set's C.
+        """
         grid = np.asarray(self.lam_grid, dtype=np.float64).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid) & (grid > 0)):
             raise ValueError(f"lam_grid must hold finite numbers > 0, got {self.lam_grid!r}")
@@ -303,7 +301,8 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         grams = [None if gram is None else gram[np.ix_(tr, tr)] for tr, _ in folds]
         rng = check_random_state(self.random_state)
         self.cv_unconverged_ = 0
-        errors = {lam: self._cv_error(X, codes, folds, lam, rng, grams) for lam in np.unique(grid)[::-1].tolist()}
+        duals: dict[float, list] = {}  # lam -> its fits' duals per fold, the next lam's start
+        errors = {lam: self._cv_error(X, codes, folds, lam, rng, grams, duals) for lam in np.unique(grid)[::-1].tolist()}
         extensions = {0: 0, -1: 0}  # decades added above the largest lam, below the smallest
         while True:
             lams = sorted(errors, reverse=True)
@@ -314,23 +313,38 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
                 break
             extensions[end] += 1
             lam = lams[end] * 10.0 if end == 0 else lams[end] / 10.0
-            errors[lam] = self._cv_error(X, codes, folds, lam, rng, grams)
+            errors[lam] = self._cv_error(X, codes, folds, lam, rng, grams, duals)
         self.cv_errors_ = errors
         self.lam_at_edge_ = best in (0, len(lams) - 1)
-        return float(lams[best])
+        chosen = float(lams[best])
+        start, count = np.zeros((duals[chosen][0].shape[0], X.shape[0])), np.zeros(X.shape[0])
+        for (tr, _), fold_duals in zip(folds, duals[chosen], strict=True):
+            start[:, tr] += fold_duals * (tr.size / X.shape[0])  # C = 1 / (lam m): the full set's C over the fold's
+            count[tr] += 1
+        return chosen, start / np.maximum(count, 1)
 
-    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng, grams: list) -> float:
-        """Mean validation misclassification rate of ``lam`` over ``folds``."""
+    def _cv_error(self, X, codes: np.ndarray, folds: list, lam: float, rng, grams: list, duals: dict) -> float:
+        """Mean validation misclassification rate of ``lam`` over ``folds``.
+
+        Each fold's fit starts from that fold's duals at the nearest lam
+        searched before (``duals``; feasible as they are where C grows, and
+        clipped to the new bound where it shrinks), and adds its own.
+        """
         # The smallest lams (C in the thousands on a few hundred rows) need up to
         # max_iter passes to converge and are the interpolating end of the grid:
         # their error is measured after at most CV_MAX_ITER passes, and the number
         # of such unconverged search fits is kept (cv_unconverged_), not warned about.
         passes = min(int(self.max_iter), CV_MAX_ITER)
-        error = 0.0
-        for (tr, va), gram in zip(folds, grams, strict=True):
-            coef, intercept, n_iter = self._solve(X, tr, codes, 1.0 / (lam * tr.size), passes, rng, gram)
+        near = min(duals, key=lambda other: abs(np.log(other / lam)), default=None)
+        problems = 1 if self.classes_.size == 2 else self.classes_.size
+        error, fold_duals = 0.0, []
+        for f, ((tr, va), gram) in enumerate(zip(folds, grams, strict=True)):
+            start = np.zeros((problems, tr.size)) if near is None else duals[near][f].copy()
+            coef, intercept, n_iter = self._solve(X, tr, codes, 1.0 / (lam * tr.size), passes, rng, gram, start)
+            fold_duals.append(start)
             self.cv_unconverged_ += int(n_iter >= passes)
             error += np.mean(_labels(_scores(X, coef, intercept, va), np.arange(self.classes_.size)) != codes[va])
+        duals[lam] = fold_duals
         return float(error / len(folds))
 
     def decision_function(self, X):
