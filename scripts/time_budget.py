@@ -1,6 +1,7 @@
 """Where the time of a full reproduction goes: per study, per arm and per phase, from the runs' own timings.
 
-    .venv/bin/python scripts/time_budget.py [--results results/reference] [--arms 3] [--write docs/performance.md]
+    .venv/bin/python scripts/time_budget.py [--results results/reference] [--studies 'leaderboard-*'] [--arms 3]
+                                            [--cores 2] [--write docs/performance.md]
 
 Reads each study's tidy table (``tables/<slug>.parquet``, one row per run with
 its ``timings.*``) and, where the results folder is a reference, its
@@ -18,7 +19,13 @@ markdown table per level:
   timing study beyond the fastest (``eval.time_repeats``), and ``other`` (the
   rest of a run: its own config, the map's untimed warm-up, scoring);
 - ``all``: the same over every study, each computation counted once;
-- per study, its ``--arms`` most expensive arms with their compute time.
+- per study, its ``--arms`` most expensive arms with their compute time;
+- the least wall time the ``all`` row's compute needs on ``--cores`` cores
+  (its compute over the cores, as if every core were busy all the time), and
+  the same without its largest phase: what making that phase free would leave.
+
+``--studies`` keeps the studies whose slug matches a shell pattern (e.g.
+``'leaderboard-*'`` for what ``make leaderboard`` runs).
 
 Nothing is timed here: it adds up what the runs recorded, so it is the same on
 any machine. ``--write`` also saves the tables into a markdown file between
@@ -28,6 +35,7 @@ the markers ``<!-- time-budget:begin -->`` and ``<!-- time-budget:end -->``.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from pathlib import Path
@@ -83,12 +91,15 @@ def phase_columns(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def budget(results: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(seconds per phase per study, compute per study x arm) for the tables under ``results``, and a
-    last study row ``all`` counting each computation once (runs that several studies share count once)."""
+def budget(results: Path, pattern: str = "*") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(seconds per phase per study, compute per study x arm) for the tables under ``results`` whose slug
+    matches ``pattern``, and a last study row ``all`` counting each computation once (runs that several
+    studies share count once)."""
     studies, arms, every = [], [], []
     for path in sorted((results / "tables").glob("*.parquet")):
         slug = path.stem
+        if not fnmatch.fnmatchcase(slug, pattern):
+            continue
         table = pd.read_parquet(path)
         if table.empty or "timings.total_s" not in table:
             continue
@@ -130,6 +141,21 @@ def markdown(studies: pd.DataFrame, arms: pd.DataFrame, top: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
+def floor(studies: pd.DataFrame, cores: int) -> str:
+    """One line: the least wall time of the ``all`` row's compute on ``cores`` cores, and without its largest phase.
+
+    >>> row = {"study": "all", "total": 7200.0, **{n: 0.0 for n in NAMES}, "train": 4800.0}
+    >>> floor(pd.DataFrame([row]), 2)
+    'On 2 cores this compute needs at least 60 min of wall time; at least 20 min if its largest phase (train, 67%) cost nothing.'
+    """
+    every = studies[studies["study"] == "all"].iloc[0]
+    top = max(NAMES, key=lambda n: every[n])
+    on = f"On {cores} core{'s' if cores != 1 else ''}"
+    return (f"{on} this compute needs at least {every['total'] / cores / 60:.0f} min of wall time; "
+            f"at least {(every['total'] - every[top]) / cores / 60:.0f} min if its largest phase ({top}, "
+            f"{100 * every[top] / every['total']:.0f}%) cost nothing.")
+
+
 def write_between_markers(path: Path, text: str) -> None:
     doc = path.read_text()
     if BEGIN not in doc or END not in doc:
@@ -141,18 +167,24 @@ def write_between_markers(path: Path, text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default="results/reference", help="a results root (default: the reference)")
+    ap.add_argument("--studies", default="*", help="only the studies whose slug matches this shell pattern")
     ap.add_argument("--arms", type=int, default=3, help="arms listed per study")
+    ap.add_argument("--cores", type=int, default=2, help="cores of the least-wall-time line (default 2)")
     ap.add_argument("--write", type=Path, help="also write the tables into this markdown file, between markers")
     args = ap.parse_args(argv)
     results = Path(args.results)
     if not (results / "tables").is_dir():
         print(f"error: {results} has no tables/ (a results root, e.g. results/reference)", file=sys.stderr)
         return 2
-    studies, arms = budget(results)
-    if studies.empty:
-        print(f"error: no table under {results / 'tables'} has run timings", file=sys.stderr)
+    if args.cores < 1:
+        print(f"error: --cores must be at least 1, got {args.cores}", file=sys.stderr)
         return 2
-    text = markdown(studies, arms, args.arms)
+    studies, arms = budget(results, args.studies)
+    if studies.empty:
+        print(f"error: no table under {results / 'tables'} matching {args.studies!r} has run timings",
+              file=sys.stderr)
+        return 2
+    text = markdown(studies, arms, args.arms) + "\n" + floor(studies, args.cores) + "\n"
     print(text, end="")
     if args.write:
         write_between_markers(args.write, text)

@@ -64,3 +64,21 @@ def test_the_tables_are_written_between_the_markers_of_a_document(tb, tmp_path, 
     assert "old" not in text and text.startswith("# head\n") and text.endswith(f"{tb.END}\ntail\n")
     assert "| p-a | 2 | 30 | 40 |" in text and "| p-a | 2 | 30 | 40 |" in capsys.readouterr().out
     assert tb.main(["--results", str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_pattern_keeps_its_studies_and_the_floor_line_divides_their_compute_by_the_cores(tb, tmp_path, capsys):
+    results = _results(tmp_path)
+    studies, _ = tb.budget(results, "p-b")
+    assert list(studies["study"]) == ["p-b", "all"] and studies["total"].tolist() == [30.0, 30.0]
+    assert tb.main(["--results", str(results), "--studies", "p-a", "--cores", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "| p-b |" not in out
+    assert out.endswith(" cost nothing.\n") and "(repeats, 28%)" in out   # p-a's largest phase: 11 of 40 s
+    # 2 h of compute, 80 min of it training: 60 min on 2 cores, 20 min without the training
+    row = {"study": "all", "total": 7200.0, **{n: 0.0 for n in tb.NAMES}, "train": 4800.0, "fit": 1200.0}
+    assert tb.floor(pd.DataFrame([row]), 2) == ("On 2 cores this compute needs at least 60 min of wall time; "
+                                               "at least 20 min if its largest phase (train, 67%) cost nothing.")
+    assert tb.floor(pd.DataFrame([row]), 1).startswith("On 1 core this compute needs at least 120 min")
+    assert tb.main(["--results", str(results), "--studies", "q-*"]) == 2
+    assert "matching 'q-*'" in capsys.readouterr().err
+    assert tb.main(["--results", str(results), "--cores", "0"]) == 2
