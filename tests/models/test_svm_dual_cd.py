@@ -139,6 +139,19 @@ def test_wide_features_use_the_gram_and_keep_the_row_forms_model(monkeypatch):
     np.testing.assert_allclose(fitted.coef_, rows_form.coef_, rtol=0, atol=1e-10 * np.abs(rows_form.coef_).max())
 
 
+def test_only_the_lambda_search_pays_for_the_gram(monkeypatch):
+    """A fit at a given lam or C runs on the rows: n^2 D flops of Gram for a few passes would be a loss."""
+    X, y = _blobs(n=150, d=400, n_classes=2, seed=5, spread=0.2)
+    calls = []
+    real = svm_mod._gram
+    monkeypatch.setattr(svm_mod, "_gram", lambda X: calls.append(X.shape) or real(X))
+    LinearSVM(lam=1e-3).fit(X, y)
+    LinearSVM(lam=None, C=1.0).fit(X, y)
+    assert calls == []
+    LinearSVM(lam="cv").fit(X, y)
+    assert calls == [(150, 400)]
+
+
 def test_gram_of_other_rows_raises():
     X, y = _blobs(n=20, d=40)
     with pytest.raises(ValueError, match="Gram matrix of the 20 rows"):
