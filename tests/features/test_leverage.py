@@ -72,6 +72,47 @@ def test_scores_reject_bad_mu():
         ridge_leverage_scores(np.ones((3, 2)), 0.0)
 
 
+def _one_shot_scores(X, W, mu):
+    P = X @ W
+    Phi_t = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(X.shape[0] * W.shape[1])
+    r = ridge_leverage_scores(Phi_t.T, mu)
+    return r[: W.shape[1]] + r[W.shape[1] :]
+
+
+@pytest.mark.parametrize("chunk_values", [None, 3000, 60 * 37], ids=["one-block", "several", "ragged"])
+@pytest.mark.parametrize("n_sub", [30, 500], ids=["wide", "tall"])
+def test_candidate_scores_in_blocks_are_the_one_shot_scores(monkeypatch, chunk_values, n_sub):
+    # "wide": 2M > L, the blocked two-pass form (one block, or several with a ragged last one);
+    # "tall": 2M <= L, Phi whole; mu = 1e-7 puts null-space eigenvalues of G below mu
+    if chunk_values is not None:
+        monkeypatch.setattr(leverage, "CHUNK_VALUES", chunk_values)
+    rng = np.random.RandomState(5)
+    X, W = rng.randn(n_sub, 3), rng.randn(3, 200) * 0.7
+    for mu, rtol in ((1e-3, 1e-9), (1e-7, 1e-6)):  # 1 / mu amplifies the trig's last bits
+        expected = _one_shot_scores(X, W, mu)
+        np.testing.assert_allclose(leverage.candidate_leverage_scores(X, W, mu), expected, rtol=rtol, atol=1e-13)
+
+
+def test_candidate_scores_never_hold_phi_whole():
+    # 20000 candidates on 100 rows: Phi is 32 MB; the blocks hold CHUNK_VALUES values (32 MiB
+    # at most, here 4 M / 200 = 20971 candidates: one block) -- so take a smaller block size
+    import tracemalloc
+
+    rng = np.random.RandomState(6)
+    X, W = rng.randn(100, 2), rng.randn(2, 20000)
+    phi_bytes = 2 * W.shape[1] * X.shape[0] * 8
+    saved = leverage.CHUNK_VALUES
+    leverage.CHUNK_VALUES = 1 << 18  # 2 MiB blocks
+    try:
+        tracemalloc.start()
+        leverage.candidate_leverage_scores(X, W, 1e-3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        leverage.CHUNK_VALUES = saved
+    assert peak < phi_bytes / 4, (peak, phi_bytes)
+
+
 # ---------------------------------------------------------------- the feature map
 
 
@@ -89,7 +130,7 @@ def test_unif_is_the_plain_cossin_map():
 
 def test_uniform_leverage_reduces_to_plain_map(monkeypatch):
     # equal scores give p_i = 1 / M and weights (M p_i)^-1/2 = 1
-    monkeypatch.setattr(leverage, "ridge_leverage_scores", lambda Phi, mu: np.ones(Phi.shape[0]))
+    monkeypatch.setattr(leverage, "candidate_leverage_scores", lambda X, W, mu: np.full(W.shape[1], 2.0))
     X, _ = disk_annulus(100, random_state=1)
     rf = LeverageRFF(n_components=4, sigma=1.0, oversampling=10, random_state=0).fit(X)
     np.testing.assert_allclose(rf.leverage_scores_, np.full(40, 2.0))
