@@ -107,20 +107,28 @@ def test_both_thread_counts_reach_scikit_learn_lasso(wide_problem, n_threads):
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two numba threads")
 def test_eso_step_halves_dense_steps_at_two_threads_and_still_reaches_the_optimum():
     """Dense Z: omega = D, so beta = tau = 2 and the steps are half as long, costing more epochs
-    (Eq. 29's "no speedup" for dense features); the optimum reached is the same."""
+    (Eq. 29's "no speedup" for dense features); the optimum reached is the same.
+
+    Two threads interleave their updates differently from fit to fit, so their epochs vary
+    (hogwild's 19-28, the ESO step's 31-36 over 30 fits of this problem): the epochs compared
+    are the medians of five fits each; one thread's are the same in every fit (19)."""
     rng = np.random.RandomState(0)
     Z = rng.randn(2000, 32)
     y = Z @ rng.randn(32) + 0.1 * rng.randn(2000)
     lam, tol = 1e-3, 1e-10
-    fits = {(t, step): ParallelRCD(lam=lam, tol=tol, n_threads=t, step=step, max_epochs=10000,
-                                   random_state=0).fit(Z, y)
+    fits = {(t, step): [ParallelRCD(lam=lam, tol=tol, n_threads=t, step=step, max_epochs=10000,
+                                    random_state=0).fit(Z, y) for _ in range(1 if t == 1 else 5)]
             for t, step in ((1, "eso"), (2, "eso"), (2, "hogwild"))}
-    assert fits[2, "eso"].step_beta_ == 2.0 and fits[2, "hogwild"].step_beta_ == 1.0
-    assert all(f.converged_ for f in fits.values())
+    assert fits[2, "eso"][0].step_beta_ == 2.0 and fits[2, "hogwild"][0].step_beta_ == 1.0
+    assert all(f.converged_ for runs in fits.values() for f in runs)
     ref = lasso_objective(Z, y, Lasso(alpha=lam, fit_intercept=False, tol=1e-14, max_iter=100_000)
                           .fit(Z, y).coef_, lam)
-    for f in fits.values():
-        assert f.objective_ == pytest.approx(ref, rel=1e-6)
-    # half-length steps on a dense problem: clearly more epochs than one thread's full steps
-    assert fits[2, "eso"].n_iter_ >= 1.4 * fits[1, "eso"].n_iter_
-    assert fits[2, "hogwild"].n_iter_ <= 1.2 * fits[1, "eso"].n_iter_
+    for runs in fits.values():
+        for f in runs:
+            assert f.objective_ == pytest.approx(ref, rel=1e-6)
+    epochs = {key: float(np.median([f.n_iter_ for f in runs])) for key, runs in fits.items()}
+    # half-length steps on a dense problem: clearly more epochs than one thread's full steps,
+    # and more than two threads' full-length (hogwild) steps, which cost few extra epochs
+    assert epochs[2, "eso"] >= 1.4 * epochs[1, "eso"]
+    assert epochs[2, "hogwild"] < epochs[2, "eso"]
+    assert epochs[2, "hogwild"] <= 1.5 * epochs[1, "eso"]

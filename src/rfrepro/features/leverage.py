@@ -73,9 +73,19 @@ def ridge_leverage_scores(Phi: np.ndarray, mu: float) -> np.ndarray:
         return (U * U) @ (evals / (evals + mu))
     # Phi V = U S, so (Phi V)_ik^2 = U_ik^2 s_k^2: working with Phi V avoids dividing by
     # s_k on the null space of Phi
-    evals, V = eigh(Phi.T @ Phi)
-    PV = Phi @ V
-    return (PV * PV) @ (1.0 / (np.maximum(evals, 0.0) + mu))
+    B = Phi @ _ridge_whitener(Phi.T @ Phi, mu)
+    return np.einsum("ij,ij->i", B, B)
+
+
+def _ridge_whitener(G: np.ndarray, mu: float) -> np.ndarray:
+    """W = V diag(lambda + mu)^-1/2 of the Gram G = V diag(lambda) V^T, lambda clipped at 0.
+
+    A row phi of the matrix whose Gram is G has the ridge leverage score
+    ||W^T phi||^2 = sum_k (v_k^T phi)^2 / (lambda_k + mu). Rounding can make
+    eigenvalues of a PSD Gram matrix slightly negative: they count as 0.
+    """
+    evals, V = eigh(G)
+    return V * (1.0 / np.sqrt(np.maximum(evals, 0.0) + mu))
 
 
 def candidate_leverage_scores(X_sub: np.ndarray, candidates: np.ndarray, mu: float) -> np.ndarray:
@@ -138,8 +148,7 @@ def candidate_leverage_scores(X_sub: np.ndarray, candidates: np.ndarray, mu: flo
     for start in starts:
         F = block(start)
         G += F @ F.T
-    evals, V = eigh(G)
-    W = V * (1.0 / np.sqrt(np.maximum(evals, 0.0) + mu))
+    W = _ridge_whitener(G, mu)
     scores = np.empty(n_cand)
     for start in starts:
         F = buffer if len(starts) == 1 else block(start)  # one block: its features are still there

@@ -261,14 +261,12 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         self.classes_, codes = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError(f"LinearSVM needs samples of at least 2 classes, got {self.classes_.tolist()}")
-        lam = self.lam
+        lam, gram, start = self.lam, None, None
         if isinstance(lam, str):
             if lam != "cv":
                 raise ValueError(f"lam must be a positive number, 'cv' or None, got {lam!r}")
             if self.C is not None:
                 raise ValueError(f"give exactly one of C and lam (got C={self.C!r}, lam='cv')")
-        gram, start = None, None
-        if isinstance(lam, str):
             gram = _gram(X)
             lam, start = self._cv_lam(X, codes, gram)
         self.C_ = _resolve_C(self.C, lam, X.shape[0])
