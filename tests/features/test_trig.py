@@ -11,6 +11,7 @@ from rfrepro.features._trig import (
     FLOAT32_MAX_ARG,
     cos_bias_inplace,
     cos_sin_into,
+    project_cos_sin_into,
 )
 
 
@@ -77,6 +78,30 @@ def test_cos_sin_into_matches_numpy(dtype, atol):
     P64 = P.astype(np.float64)
     np.testing.assert_allclose(out[:, :29], 0.75 * np.cos(P64), rtol=0, atol=atol)
     np.testing.assert_allclose(out[:, 29:], 0.75 * np.sin(P64), rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rows", [1, 700])  # one row; a block on the parallel kernel
+def test_project_cos_sin_into_is_cos_sin_into_of_the_product_without_a_temporary(dtype, rows):
+    """The product written into out's cosine half, then overwritten in place: the same bits
+    as cos_sin_into(X @ W), and no array of the product's size allocated beside out."""
+    import tracemalloc
+
+    rng = np.random.RandomState(5)
+    X = rng.standard_normal((rows, 13)).astype(dtype)
+    W = rng.standard_normal((13, 200)).astype(dtype)
+    want = np.full((rows, 400), np.nan, dtype=dtype)
+    cos_sin_into(X @ W, want, 0.5)
+    got = np.full((rows, 400), np.nan, dtype=dtype)
+    project_cos_sin_into(X, W, np.empty_like(got), 0.5)  # compile (or load) the kernel outside the trace
+    tracemalloc.start()
+    try:
+        project_cos_sin_into(X, W, got, 0.5)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(got, want)
+    assert peak < (X @ W).nbytes / 4 + 4096
 
 
 @pytest.mark.parametrize("make_x", [_wide_grid, _typical_arguments], ids=["wide", "typical"])

@@ -232,10 +232,25 @@ def _cos_sin_body(P, out, scale):
             sin_dst[j] = scale * s
 
 
+def _cos_sin_inplace_body(out, scale):
+    # P in the sine half: one array indexed j and D + j, so LLVM sees that no
+    # write meets a later read and vectorises (two aliasing arrays would make
+    # its runtime overlap check fail and the loop run scalar, about twice as slow)
+    n, D = out.shape[0], out.shape[1] // 2
+    for i in prange(n):
+        row = out[i]
+        for j in range(D):
+            s, c = _sincos_of(row[D + j])
+            row[j] = scale * c
+            row[D + j] = scale * s
+
+
 _cos_bias_par = njit(parallel=True, cache=True)(_cos_bias_body)
 _cos_bias_ser = njit(cache=True)(_cos_bias_body)
 _cos_sin_par = njit(parallel=True, cache=True)(_cos_sin_body)
 _cos_sin_ser = njit(cache=True)(_cos_sin_body)
+_cos_sin_inplace_par = njit(parallel=True, cache=True)(_cos_sin_inplace_body)
+_cos_sin_inplace_ser = njit(cache=True)(_cos_sin_inplace_body)
 
 
 def cos_bias_inplace(Z: np.ndarray, b: np.ndarray, scale: float) -> None:
@@ -245,6 +260,24 @@ def cos_bias_inplace(Z: np.ndarray, b: np.ndarray, scale: float) -> None:
 
 
 def cos_sin_into(P: np.ndarray, out: np.ndarray, scale: float) -> None:
-    """Write ``scale * [cos(P), sin(P)]`` into ``out`` (shape n x 2D)."""
+    """Write ``scale * [cos(P), sin(P)]`` into ``out`` (shape n x 2D); ``P`` must not overlap ``out``."""
     kernel = _cos_sin_par if P.size >= PARALLEL_MIN_VALUES else _cos_sin_ser
     kernel(P.astype(out.dtype, copy=False), out, out.dtype.type(scale))
+
+
+def project_cos_sin_into(X: np.ndarray, W: np.ndarray, out: np.ndarray, scale: float) -> None:
+    """Write ``scale * [cos(X W), sin(X W)]`` into ``out`` (n x 2D) with no n x D temporary.
+
+    The product goes into ``out``'s sine half (a strided view that BLAS
+    writes in place), and each of its values is read before its cosine and
+    sine overwrite it. A fresh n x D product would be allocated and
+    page-faulted for every row chunk, about as many bytes again as the
+    features. ``out`` must be C-contiguous in its rows (a row slice of a
+    C-contiguous array is).
+    """
+    D = W.shape[1]
+    if out.shape != (X.shape[0], 2 * D) or out.strides[1] != out.itemsize:
+        raise ValueError(f"out must be a row-contiguous ({X.shape[0]}, {2 * D}) array, got {out.shape}")
+    np.matmul(X, W.astype(out.dtype, copy=False), out=out[:, D:])
+    kernel = _cos_sin_inplace_par if out.size >= 2 * PARALLEL_MIN_VALUES else _cos_sin_inplace_ser
+    kernel(out, out.dtype.type(scale))

@@ -22,7 +22,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_sin_into
+from rfrepro.features._trig import cos_sin_into, project_cos_sin_into
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies
 
 SAMPLERS = ("opt", "unif")
@@ -141,7 +141,7 @@ def candidate_leverage_scores(X_sub: np.ndarray, candidates: np.ndarray, mu: flo
     def block(start: int) -> np.ndarray:  # Phi^T's columns of candidates start .. start + step
         width = min(step, n_cand - start)
         out = buffer[:, : 2 * width]
-        cos_sin_into(X_sub @ candidates[:, start : start + width], out, scale)
+        project_cos_sin_into(X_sub, candidates[:, start : start + width], out, scale)
         return out
 
     G = np.zeros((n_sub, n_sub))
@@ -335,7 +335,7 @@ class LeverageRFF(FeatureMap):
 
     def _transform_chunk(self, X, out):
         W = self.random_weights_.astype(X.dtype, copy=False)
-        cos_sin_into(X @ W, out, math.sqrt(1.0 / self.n_components))
+        project_cos_sin_into(X, W, out, math.sqrt(1.0 / self.n_components))
         if self.sampler != "unif":
             q = self.importance_weights_.astype(X.dtype, copy=False)
             n_freq = q.shape[0]

@@ -14,7 +14,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features._trig import cos_bias_inplace, project_cos_sin_into
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 
 VARIANTS = ("cos", "cossin")
@@ -104,4 +104,4 @@ class RandomFourierFeatures(FeatureMap):
             np.matmul(X, W, out=out)
             cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_components))
         else:
-            cos_sin_into(X @ W, out, np.sqrt(1.0 / self.n_components))
+            project_cos_sin_into(X, W, out, np.sqrt(1.0 / self.n_components))

@@ -19,7 +19,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features._trig import cos_bias_inplace, cos_sin_into, project_cos_sin_into
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 from rfrepro.kernels import kernel_matrix
@@ -307,7 +307,7 @@ class RFFSelection(FeatureMap):
     def _transform_chunk(self, X, out):
         W = self.random_weights_.astype(X.dtype, copy=False)
         if self.variant == "cossin":
-            cos_sin_into(X @ W, out, np.sqrt(1.0 / self.n_selected_))
+            project_cos_sin_into(X, W, out, np.sqrt(1.0 / self.n_selected_))
         else:
             np.matmul(X, W, out=out)
             cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_selected_))
