@@ -22,7 +22,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_sin_into, project_cos_sin_into
+from rfrepro.features._trig import project_cos_sin_into
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies
 
 SAMPLERS = ("opt", "unif")
@@ -131,7 +131,7 @@ def candidate_leverage_scores(X_sub: np.ndarray, candidates: np.ndarray, mu: flo
     scale = 1.0 / math.sqrt(n_sub * n_cand)
     if 2 * n_cand <= n_sub:
         Phi_t = np.empty((n_sub, 2 * n_cand))
-        cos_sin_into(X_sub @ candidates, Phi_t, scale)
+        project_cos_sin_into(X_sub, candidates, Phi_t, scale)
         row_scores = ridge_leverage_scores(Phi_t.T, mu)
         return row_scores[:n_cand] + row_scores[n_cand:]
     step = max(1, CHUNK_VALUES // (2 * n_sub))
