@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -83,10 +85,8 @@ def test_cos_sin_into_matches_numpy(dtype, atol):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("rows", [1, 700])  # one row; a block on the parallel kernel
 def test_project_cos_sin_into_is_cos_sin_into_of_the_product_without_a_temporary(dtype, rows):
-    """The product written into out's cosine half, then overwritten in place: the same bits
+    """The product written into out's sine half, then overwritten in place: the same bits
     as cos_sin_into(X @ W), and no array of the product's size allocated beside out."""
-    import tracemalloc
-
     rng = np.random.RandomState(5)
     X = rng.standard_normal((rows, 13)).astype(dtype)
     W = rng.standard_normal((13, 200)).astype(dtype)
