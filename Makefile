@@ -1,6 +1,6 @@
 # rfrepro: every target sets up its own virtualenv (.venv) on first use.
 #   make demo                      regenerate Sun et al. 2018 Fig. 1 from generated data
-#   make test                      the fast test suite (make test-all: everything)
+#   make test                      the fast test suite (make test-all: everything; JOBS=n worker processes)
 #   make reproduce-<paper>-<item>  one paper figure/table (SMOKE=1: the subsampled CI version;
 #                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster;
 #                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
@@ -56,11 +56,12 @@ demo: setup
 	$(PY) -m rfrepro.reproduce sun2018/fig1 --jobs $(JOBS) $(SMOKE_FLAG)
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)
 
+# The suite runs in JOBS pytest-xdist worker processes (-n; JOBS=0: in make's own pytest process).
 test: setup
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n $(JOBS)
 
 test-all: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(JOBS)
 
 reproduce-%: setup
 	$(PY) -m rfrepro.reproduce $* --jobs $(JOBS) $(SMOKE_FLAG) $(if $(SCHEDULER),--scheduler $(SCHEDULER),) $(ARGS)
