@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from rfrepro.layout import ResultsLayout
 
@@ -156,7 +157,8 @@ def test_make_list_shows_targets_times_and_status(swept):
     lines = listing(swept)
     assert len(lines) == 1 + len(options("experiment"))
     row = next(line for line in lines if line.startswith("make reproduce-sun2018-fig1 "))
-    assert " done " in row and "4 min" in row and "Sun et al. 2018 Fig. 1" in row
+    wall_time = OmegaConf.load(ROOT / "conf" / "experiment" / "sun2018" / "fig1.yaml").sweep.wall_time
+    assert " done " in row and f" {wall_time} " in row and "Sun et al. 2018 Fig. 1" in row
     assert all(" not run " in line for line in lines[1:] if "sun2018-fig1" not in line)
 
 
