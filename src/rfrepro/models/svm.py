@@ -160,7 +160,9 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
         previous lam (warm starts), and the final fit starts from the chosen
         lam's fold duals (each row's mean over the folds that trained on it,
         scaled to the full set's C): a fit that converges reaches the same
-        optimum, one stopped at the passes' cap is further along. The search is in lam, not C, so a fold's
+        optimum. Warm starts save passes on small steps in C (a tenth: about
+        half); on the grid's decade steps, measured on a checkerboard, they
+        take about as many passes as a start from zero. The search is in lam, not C, so a fold's
         choice carries over to the full training set (C = 1 / (lam m) for
         each set's own m). It costs ``cv_folds`` fits per grid value, each
         of at most ``CV_MAX_ITER`` passes (``cv_unconverged_`` counts those
