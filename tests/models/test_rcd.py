@@ -113,3 +113,31 @@ def test_eso_beta_is_one_for_random_binning_at_one_thread_and_near_one_at_two(rb
     assert fits[2, "eso"].step_beta_ == pytest.approx(1 + (R - 1) / (D - 1), rel=1e-12)
     # one thread: the step rule cannot matter, the result is bit for bit the same
     assert np.array_equal(fits[1, "eso"].coef_, fits[1, "hogwild"].coef_)
+
+
+@pytest.mark.parametrize("D", [1, 2, 7, 1000, 2**31 - 1])
+def test_the_draw_is_in_range_and_uniform(D):
+    # the multiply-shift draw of the RCD coordinates and of the dual CD's permutations: every value in [0, D),
+    # and for small D each value's count over 70000 draws passes a chi-square test of uniformity
+    import numba
+    from scipy.stats import chisquare
+
+    from rfrepro.models.rcd import _draw, _xorshift
+
+    @numba.njit
+    def draws_of(seed, D, out):  # as the solvers draw: a uint64 state stepped in compiled code
+        s = np.uint64(seed)
+        for k in range(out.size):
+            s = _xorshift(s)
+            out[k] = _draw(s, D)
+        return out
+
+    draws = draws_of(0x1E3779B97F4A7C15, D, np.empty(70_000, dtype=np.int64))
+    assert draws.min() >= 0 and draws.max() < D
+    if D == 1:
+        assert not draws.any()
+    elif D <= 1000:
+        counts = np.bincount(draws, minlength=D)
+        assert chisquare(counts).pvalue > 1e-3
+    else:
+        assert draws.max() > D // 2  # the draws reach the upper half, not only the low bits
