@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.linalg import hadamard
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import rfrepro.features.orthogonal as orth
@@ -72,18 +73,30 @@ def test_sorf_stands_for_sqrt_d_times_an_orthogonal_matrix():
     assert np.allclose(P, X @ W)
 
 
-def test_sorf_is_o_d_log_d_per_row(monkeypatch):
-    """Only 3 d' signs a block are stored, and a transform makes 3 FWHTs a block (d' log d' each)."""
-    calls = []
-    real = orth.fwht_inplace
-    monkeypatch.setattr(orth, "fwht_inplace", lambda a, **k: calls.append(a.shape) or real(a, **k))
-    d, D = 100, 300  # d' = 128: 3 blocks, the last truncated
-    X = np.random.RandomState(0).randn(20, d)
-    sorf = StructuredOrthogonalRandomFeatures(n_components=D, sigma=5.0, random_state=0).fit(X)
+@pytest.mark.parametrize("variant", ["cos", "cossin"])
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_sorf_is_three_hd_blocks_on_the_fwht(variant, dtype, tol):
+    """Only 3 d' signs a block are stored, and the features are those of the dense
+    ``sqrt(d') / sigma H D1 H D2 H D3`` (H the normalised Hadamard matrix, D3 first),
+    blocks stacked and the last truncated, with the input zero-padded to d'."""
+    d, D, sigma, dp = 100, 300, 5.0, 128  # d' = 128: 3 blocks, the last truncated
+    X = np.random.RandomState(0).randn(20, d).astype(dtype)
+    sorf = StructuredOrthogonalRandomFeatures(n_components=D, sigma=sigma, variant=variant,
+                                              random_state=0).fit(X)
     stored = sum(v.size for k, v in vars(sorf).items() if k.endswith("_") and isinstance(v, np.ndarray))
-    assert sorf.signs_.shape == (3, 3, 128) and stored == 3 * 3 * 128 + D  # signs + cos offsets
-    sorf.transform(X)
-    assert calls == [(20, 128)] * 9
+    assert sorf.signs_.shape == (3, 3, dp) and stored == 3 * 3 * dp + (D if variant == "cos" else 0)
+    H = hadamard(dp) / np.sqrt(dp)
+    pad = np.zeros((20, dp))
+    pad[:, :d] = X
+    s = sorf.signs_.astype(np.float64)
+    # row form of H D1 H D2 H D3 x: x^T D3 H D2 H D1 H (H and D are symmetric)
+    P = np.hstack([((pad * s[k, 2]) @ H * s[k, 1]) @ H * s[k, 0] @ H for k in range(3)])[:, :D]
+    P *= np.sqrt(dp) / sigma
+    expected = (np.sqrt(2.0 / D) * np.cos(P + sorf.random_offset_) if variant == "cos"
+                else np.sqrt(1.0 / D) * np.hstack([np.cos(P), np.sin(P)]))
+    Z = sorf.transform(X)
+    assert Z.dtype == dtype
+    np.testing.assert_allclose(Z, expected, rtol=0, atol=tol)
 
 
 def _pairs(d: int, z: float, n: int, rng) -> np.ndarray:

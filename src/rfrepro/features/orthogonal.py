@@ -27,6 +27,7 @@ Orthogonal random features. NIPS 2016.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit, prange
 from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
@@ -38,8 +39,14 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
-from rfrepro.features.hadamard import fwht_inplace, next_pow2
+from rfrepro.features._trig import (
+    PARALLEL_MIN_VALUES,
+    _cos_of,
+    _sincos_of,
+    cos_bias_inplace,
+    cos_sin_into,
+)
+from rfrepro.features.hadamard import fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import sample_offsets
 
@@ -157,6 +164,71 @@ class OrthogonalRandomFeatures(_OrthogonalBase):
         np.matmul(X, self.random_weights_.astype(X.dtype, copy=False), out=out)
 
 
+#: rows handled by one task of SORF's parallel loop (its work vector is allocated once a task)
+_ROWS_PER_TASK = 16
+
+#: what SORF's kernel writes: the projections W^T x, sqrt(2/D) cos(W^T x + b),
+#: or sqrt(1/D) [cos(W^T x), sin(W^T x)]
+_RAW, _COS, _COSSIN = 0, 1, 2
+
+
+def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):
+    """Features of the rows of X from ``scale * (H D1 H D2 H D3 pad(x))``, block by block.
+
+    ``H`` is applied as the unnormalised FWHT followed by ``inv`` = 1 / sqrt(d')
+    (the normalised transform, as :func:`~rfrepro.features.hadamard.fwht_inplace`
+    computes it), and each sign diagonal is fused into the pass that follows a
+    transform. A row goes through all three transforms of every block while its
+    work vector stays in L1, and the cosine is fused into the store, so the
+    output is written once and nothing of size n x d' goes through memory. The
+    values are those of three whole-array passes in the same order (pad, then
+    per diagonal: multiply by its signs, FWHT, multiply by ``inv``; then
+    ``scale``, then the cosine): the same operations on the same operands.
+    """
+    n, d = X.shape
+    n_blocks, _, dp = signs.shape
+    n_freq = out.shape[1] // 2 if mode == _COSSIN else out.shape[1]
+    n_tasks = (n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    for t in prange(n_tasks):
+        buf = np.empty(dp, dtype=out.dtype)
+        for i in range(t * _ROWS_PER_TASK, min(n, (t + 1) * _ROWS_PER_TASK)):
+            x = X[i]
+            o = out[i]
+            for k in range(n_blocks):
+                s1 = signs[k, 0]
+                s2 = signs[k, 1]
+                s3 = signs[k, 2]
+                for j in range(d):  # D3 first
+                    buf[j] = x[j] * s3[j]
+                for j in range(d, dp):
+                    buf[j] = 0
+                fwht_vector(buf)
+                for j in range(dp):
+                    buf[j] = (buf[j] * inv) * s2[j]
+                fwht_vector(buf)
+                for j in range(dp):
+                    buf[j] = (buf[j] * inv) * s1[j]
+                fwht_vector(buf)
+                base = k * dp
+                m = min(dp, n_freq - base)
+                if mode == _RAW:
+                    for j in range(m):
+                        o[base + j] = (buf[j] * inv) * scale
+                elif mode == _COS:
+                    for j in range(m):
+                        o[base + j] = amplitude * _cos_of((buf[j] * inv) * scale + offset[base + j])
+                else:
+                    for j in range(m):
+                        sin_v, cos_v = _sincos_of((buf[j] * inv) * scale)
+                        o[base + j] = amplitude * cos_v
+                        o[n_freq + base + j] = amplitude * sin_v
+
+
+# Small inputs run serially: waking the thread pool costs more than it saves.
+_sorf_par = njit(parallel=True, cache=True)(_sorf_body)
+_sorf_ser = njit(cache=True)(_sorf_body)
+
+
 class StructuredOrthogonalRandomFeatures(_OrthogonalBase):
     """Structured orthogonal random features (SORF) for the Gaussian kernel.
 
@@ -205,21 +277,24 @@ class StructuredOrthogonalRandomFeatures(_OrthogonalBase):
         return _cost.fourier(n, self.n_features_in_, self.n_components, self.variant, project,
                              self.signs_.size * _cost.itemsize(dtype), dtype)
 
+    def _features(self, X, out, mode: int) -> None:
+        dtype = out.dtype
+        X = np.ascontiguousarray(X, dtype=dtype)
+        dp = self.signs_.shape[2]
+        if mode == _COS:
+            offset, amplitude = self.random_offset_.astype(dtype, copy=False), np.sqrt(2.0 / self.n_components)
+        else:
+            offset = np.empty(0, dtype=dtype)
+            amplitude = np.sqrt(1.0 / self.n_components) if mode == _COSSIN else 1.0
+        kernel = _sorf_par if out.size >= PARALLEL_MIN_VALUES else _sorf_ser
+        kernel(X, self.signs_.astype(dtype, copy=False), dtype.type(1.0 / np.sqrt(dp)),
+               dtype.type(np.sqrt(dp) / self.sigma_), offset, dtype.type(amplitude), mode, out)
+
+    def _transform_chunk(self, X, out):
+        self._features(X, out, _COS if self.variant == "cos" else _COSSIN)
+
     def _project(self, X, out) -> None:
-        n, d = X.shape
-        n_blocks, _, dp = self.signs_.shape
-        signs = self.signs_.astype(X.dtype, copy=False)
-        scale = X.dtype.type(np.sqrt(dp) / self.sigma_)
-        work = np.empty((n, dp), dtype=X.dtype)
-        for k in range(n_blocks):
-            work[:, :d] = X
-            work[:, d:] = 0
-            for i in (2, 1, 0):  # H D1 H D2 H D3 x: D3 first
-                work *= signs[k, i]
-                fwht_inplace(work, normalized=True)
-            lo = k * dp
-            m = min(dp, self.n_components - lo)
-            np.multiply(work[:, :m], scale, out=out[:, lo:lo + m])
+        self._features(X, out, _RAW)
 
     def dense_weights(self) -> np.ndarray:
         """The ``(n_features_in_, n_components)`` frequency matrix the blocks stand for (tests, small d)."""
