@@ -99,6 +99,28 @@ def test_sorf_is_three_hd_blocks_on_the_fwht(variant, dtype, tol):
     np.testing.assert_allclose(Z, expected, rtol=0, atol=tol)
 
 
+def test_sorf_makes_three_fwhts_of_length_d_prime_a_block_and_row(monkeypatch):
+    """O(D log d) a row: the kernel's only work on a block is 3 FWHTs of length d' (d' log d'
+    each) and O(d') passes; counted on the kernel's Python body with a counting FWHT."""
+    calls = []
+    real = orth.fwht_vector.py_func
+
+    def counting(x):
+        calls.append(x.shape[0])
+        real(x)
+
+    monkeypatch.setattr(orth, "fwht_vector", counting)
+    d, D, n = 100, 300, 5  # d' = 128: 3 blocks, the last truncated
+    X = np.random.RandomState(0).randn(n, d)
+    sorf = StructuredOrthogonalRandomFeatures(n_components=D, sigma=5.0, random_state=0).fit(X)
+    out = np.empty((n, D))
+    orth._sorf_body(X, sorf.signs_, 1.0 / np.sqrt(128), np.sqrt(128) / 5.0, np.empty(0), 1.0, orth._RAW, out)
+    assert calls == [128] * (3 * 3 * n)
+    compiled = np.empty((n, D))
+    sorf._project(X, compiled)
+    np.testing.assert_allclose(out, compiled, rtol=0, atol=1e-12)
+
+
 def _pairs(d: int, z: float, n: int, rng) -> np.ndarray:
     """Differences x - y of n pairs at distance z (sigma = 1), uniformly oriented."""
     u = rng.standard_normal((n, d))
