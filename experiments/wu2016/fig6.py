@@ -93,7 +93,7 @@ def left_out(claim: dict, counts: dict, n_all: int, *, cap="the cap", p: int = 2
     'r; 2 of 10 seeds left out: a run stopped at max_epochs = 500 before the stopping rule held'
     >>> c = left_out({"verdict": "fail", "reason": "r"}, {"far": 3}, 10)
     >>> c["verdict"], c["reason"]
-    ('fail', 'r; 3 of 10 seeds left out: their 2-thread run began or ended on cores that share no cache (a cache-line round trip above 150 ns)')
+    ('fail', 'r; 3 of 10 seeds left out: their 2-thread run began or ended on cores that share no cache (a cache-line round trip above 100 ns)')
     >>> left_out({"verdict": "fail", "reason": ""}, {"capped": 4, "far": 6}, 10)["verdict"]
     'inconclusive'
     """

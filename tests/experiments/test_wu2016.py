@@ -317,6 +317,10 @@ def test_fig6_runs_timed_on_cores_that_share_no_cache_are_left_out():
         assert "1 of 6 seeds left out: their 2-thread run began or ended on cores that share no cache" in c[cid]["reason"]
     assert c["C5.3-ijcnn1_val-lasso-rb"]["estimate"] == pytest.approx(1.9, rel=0.02)
     assert c["C5.3-ijcnn1_val-l1svm-rb"]["n_seeds"] == len(SEEDS)  # another arm's runs are not touched
+    # the third host state (round trips of 105-148 ns, 2-thread fits no faster than one) is not a shared cache
+    mid = (t["arm"] == "rb_l1svm") & (t["seed"] == 1) & (t["model.n_threads"] == 2)
+    t.loc[mid, ["host_load.core_round_trip_ns.start", "host_load.core_round_trip_ns.end"]] = [128.0, 105.0]
+    assert {c["id"]: c for c in fig6.claims(t)}["C5.3-ijcnn1_val-l1svm-rb"]["n_seeds"] == len(SEEDS) - 1
     # every two-thread RB run on far cores (and slow): measured, but not a verdict
     slow = (t["arm"] == "rb_lasso") & (t["model.n_threads"] == 2)
     t.loc[slow, "host_load.core_round_trip_ns.start"] = 320.0

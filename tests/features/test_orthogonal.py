@@ -114,7 +114,7 @@ def test_sorf_makes_three_fwhts_of_length_d_prime_a_block_and_row(monkeypatch):
     X = np.random.RandomState(0).randn(n, d)
     sorf = StructuredOrthogonalRandomFeatures(n_components=D, sigma=5.0, random_state=0).fit(X)
     out = np.empty((n, D))
-    orth._sorf_body(X, sorf.signs_, 1.0 / np.sqrt(128), np.sqrt(128) / 5.0, np.empty(0), 1.0, orth._RAW, out)
+    orth._sorf_body(X, sorf.signs_, 1.0 / np.sqrt(128), np.sqrt(128) / 5.0, np.empty(0), 1.0, orth.RAW, out)
     assert calls == [128] * (3 * 3 * n)
     compiled = np.empty((n, D))
     sorf._project(X, compiled)

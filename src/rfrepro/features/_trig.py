@@ -211,6 +211,13 @@ def _sincos_of_impl(x):
 #: Below this many values, waking the thread pool costs more than it saves.
 PARALLEL_MIN_VALUES = 1 << 16
 
+#: what a fused structured-projection kernel (Fastfood's, SORF's) writes: the
+#: projections themselves, sqrt(2/D) cos(v + b), or sqrt(1/D) [cos(v), sin(v)]
+RAW, COS, COSSIN = 0, 1, 2
+#: rows handled by one task of such a kernel's parallel loop: its length-d'
+#: work vectors are allocated once per task, not once per row
+ROWS_PER_TASK = 16
+
 
 def _cos_bias_body(Z, b, scale):
     n, D = Z.shape

@@ -15,19 +15,18 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import _HALF_PI, PARALLEL_MIN_VALUES, _cos
+from rfrepro.features._trig import (
+    _HALF_PI,
+    COS,
+    COSSIN,
+    PARALLEL_MIN_VALUES,
+    RAW,
+    ROWS_PER_TASK,
+    _cos,
+)
 from rfrepro.features.hadamard import fwht_gather, fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import sample_offsets
-
-#: rows handled by one task of the parallel loop: the two length-d' work
-#: vectors are allocated once per task, not once per row
-_ROWS_PER_TASK = 16
-
-
-#: what the kernel writes: the projections V x, sqrt(2/D) cos(V x + b), or
-#: sqrt(1/D) [cos(V x), sin(V x)]
-_RAW, _COS, _COSSIN = 0, 1, 2
 
 
 def _fastfood_body(X, signs, perm, gauss, scale, offset, amplitude, mode, out):
@@ -40,12 +39,12 @@ def _fastfood_body(X, signs, perm, gauss, scale, offset, amplitude, mode, out):
     """
     n, d = X.shape
     n_blocks, dp = signs.shape
-    n_freq = out.shape[1] // 2 if mode == _COSSIN else out.shape[1]
-    n_tasks = (n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    n_freq = out.shape[1] // 2 if mode == COSSIN else out.shape[1]
+    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
     for t in prange(n_tasks):
         a = np.empty(dp, dtype=out.dtype)
         b = np.empty(dp, dtype=out.dtype)
-        for i in range(t * _ROWS_PER_TASK, min(n, (t + 1) * _ROWS_PER_TASK)):
+        for i in range(t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK)):
             x = X[i]
             o = out[i]
             for k in range(n_blocks):
@@ -59,10 +58,10 @@ def _fastfood_body(X, signs, perm, gauss, scale, offset, amplitude, mode, out):
                 base = k * dp
                 sc = scale[k]
                 m = min(dp, n_freq - base)
-                if mode == _RAW:
+                if mode == RAW:
                     for j in range(m):
                         o[base + j] = b[j] * sc[j]
-                elif mode == _COS:
+                elif mode == COS:
                     for j in range(m):
                         o[base + j] = amplitude * _cos(b[j] * sc[j] + offset[base + j])
                 else:
@@ -192,7 +191,7 @@ class Fastfood(FeatureMap):
     def _features(self, X: np.ndarray, out: np.ndarray, mode: int) -> np.ndarray:
         dtype = out.dtype
         kernel = _fastfood_par if out.size >= PARALLEL_MIN_VALUES else _fastfood_ser
-        offset = self.random_offset_ if mode == _COS else np.zeros(1)
+        offset = self.random_offset_ if mode == COS else np.zeros(1)
         kernel(
             np.ascontiguousarray(X, dtype=dtype),
             self.signs_.astype(dtype),
@@ -200,7 +199,7 @@ class Fastfood(FeatureMap):
             self.gaussian_.astype(dtype),
             self.scaling_.astype(dtype),
             offset.astype(dtype),
-            dtype.type(np.sqrt((2.0 if mode == _COS else 1.0) / self.n_components)),
+            dtype.type(np.sqrt((2.0 if mode == COS else 1.0) / self.n_components)),
             mode,
             out,
         )
@@ -216,7 +215,7 @@ class Fastfood(FeatureMap):
     def _project(self, X: np.ndarray) -> np.ndarray:
         """The projections ``V x`` of the rows of X: shape (n, n_components)."""
         out = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
-        return self._features(X, out, _RAW)
+        return self._features(X, out, RAW)
 
     def _transform_chunk(self, X, out):
-        self._features(X, out, _COS if self.variant == "cos" else _COSSIN)
+        self._features(X, out, COS if self.variant == "cos" else COSSIN)

@@ -40,7 +40,11 @@ from rfrepro.features._base import (
     options,
 )
 from rfrepro.features._trig import (
+    COS,
+    COSSIN,
     PARALLEL_MIN_VALUES,
+    RAW,
+    ROWS_PER_TASK,
     _cos_of,
     _sincos_of,
     cos_bias_inplace,
@@ -164,14 +168,6 @@ class OrthogonalRandomFeatures(_OrthogonalBase):
         np.matmul(X, self.random_weights_.astype(X.dtype, copy=False), out=out)
 
 
-#: rows handled by one task of SORF's parallel loop (its work vector is allocated once a task)
-_ROWS_PER_TASK = 16
-
-#: what SORF's kernel writes: the projections W^T x, sqrt(2/D) cos(W^T x + b),
-#: or sqrt(1/D) [cos(W^T x), sin(W^T x)]
-_RAW, _COS, _COSSIN = 0, 1, 2
-
-
 def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):
     """Features of the rows of X from ``scale * (H D1 H D2 H D3 pad(x))``, block by block.
 
@@ -187,11 +183,11 @@ def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):
     """
     n, d = X.shape
     n_blocks, _, dp = signs.shape
-    n_freq = out.shape[1] // 2 if mode == _COSSIN else out.shape[1]
-    n_tasks = (n + _ROWS_PER_TASK - 1) // _ROWS_PER_TASK
+    n_freq = out.shape[1] // 2 if mode == COSSIN else out.shape[1]
+    n_tasks = (n + ROWS_PER_TASK - 1) // ROWS_PER_TASK
     for t in prange(n_tasks):
         buf = np.empty(dp, dtype=out.dtype)
-        for i in range(t * _ROWS_PER_TASK, min(n, (t + 1) * _ROWS_PER_TASK)):
+        for i in range(t * ROWS_PER_TASK, min(n, (t + 1) * ROWS_PER_TASK)):
             x = X[i]
             o = out[i]
             for k in range(n_blocks):
@@ -211,10 +207,10 @@ def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):
                 fwht_vector(buf)
                 base = k * dp
                 m = min(dp, n_freq - base)
-                if mode == _RAW:
+                if mode == RAW:
                     for j in range(m):
                         o[base + j] = (buf[j] * inv) * scale
-                elif mode == _COS:
+                elif mode == COS:
                     for j in range(m):
                         o[base + j] = amplitude * _cos_of((buf[j] * inv) * scale + offset[base + j])
                 else:
@@ -281,20 +277,20 @@ class StructuredOrthogonalRandomFeatures(_OrthogonalBase):
         dtype = out.dtype
         X = np.ascontiguousarray(X, dtype=dtype)
         dp = self.signs_.shape[2]
-        if mode == _COS:
+        if mode == COS:
             offset, amplitude = self.random_offset_.astype(dtype, copy=False), np.sqrt(2.0 / self.n_components)
         else:
             offset = np.empty(0, dtype=dtype)
-            amplitude = np.sqrt(1.0 / self.n_components) if mode == _COSSIN else 1.0
+            amplitude = np.sqrt(1.0 / self.n_components) if mode == COSSIN else 1.0
         kernel = _sorf_par if out.size >= PARALLEL_MIN_VALUES else _sorf_ser
         kernel(X, self.signs_.astype(dtype, copy=False), dtype.type(1.0 / np.sqrt(dp)),
                dtype.type(np.sqrt(dp) / self.sigma_), offset, dtype.type(amplitude), mode, out)
 
     def _transform_chunk(self, X, out):
-        self._features(X, out, _COS if self.variant == "cos" else _COSSIN)
+        self._features(X, out, COS if self.variant == "cos" else COSSIN)
 
     def _project(self, X, out) -> None:
-        self._features(X, out, _RAW)
+        self._features(X, out, RAW)
 
     def dense_weights(self) -> np.ndarray:
         """The ``(n_features_in_, n_components)`` frequency matrix the blocks stand for (tests, small d)."""
