@@ -65,7 +65,8 @@ def near_pairs(sub: pd.DataFrame, top: int) -> set:
 
     A cache-line round trip above ``SHARED_CACHE_NS`` at either end means the
     host had put the threads on cores that share none (rfrepro.runner.cores),
-    where a 2-thread fit takes about 2.5x as long. A run that recorded no
+    where 2-thread fits ran no faster than one thread (round trips of 81-170
+    ns) or 2.5x slower than on a shared cache (316-684 ns). A run that recorded no
     round trip (older records) is kept.
     """
     many = sub[sub[P] == top]
@@ -105,8 +106,8 @@ def left_out(claim: dict, counts: dict, n_all: int, *, cap="the cap", p: int = 2
     if far >= n_all > 0:
         return withhold(claim, f"every seed's {p}-thread run began or ended on cores that share no cache (a "
                         f"cache-line round trip above {SHARED_CACHE_NS:g} ns), where this host's 2-thread fits "
-                        f"take about 2.5x as long: the times measure where the host put the threads (judged on "
-                        f"them all, not a verdict)", after=True)
+                        f"ran no faster than one thread or slower still: the times measure where the host put "
+                        f"the threads (judged on them all, not a verdict)", after=True)
     if capped:
         add_reason(claim, f"{capped} of {n_all} seeds left out: a run stopped at max_epochs = {cap} before the "
                           f"stopping rule held")
