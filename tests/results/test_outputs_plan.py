@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,17 @@ def test_make_list_shows_targets_times_and_status(swept):
     wall_time = OmegaConf.load(ROOT / "conf" / "experiment" / "sun2018" / "fig1.yaml").sweep.wall_time
     assert " done " in row and f" {wall_time} " in row and "Sun et al. 2018 Fig. 1" in row
     assert all(" not run " in line for line in lines[1:] if "sun2018-fig1" not in line)
+    assert all(" none " in line for line in lines[1:])  # no reference under this root
+    # a reference made by this checkout's code, and one made by other code
+    from rfrepro.harness.scorecard import current_code_version
+
+    prov = swept / "reference" / "provenance"
+    prov.mkdir(parents=True)
+    (prov / "sun2018-fig1.json").write_text(json.dumps({"planned_code_version": current_code_version()}))
+    (prov / "sun2018-fig2.json").write_text(json.dumps({"planned_code_version": "0.1.0+src.0123456789ab"}))
+    rows = {line.split()[1]: line for line in listing(swept)[1:]}
+    assert " current " in rows["reproduce-sun2018-fig1"] and " older (0123456789ab) " in rows["reproduce-sun2018-fig2"]
+    shutil.rmtree(swept / "reference")
 
 
 def test_prune_removes_records_outside_the_plan(swept):

@@ -208,14 +208,30 @@ def run_status(s: Study) -> str:
     return f"partial ({ok} of {n} runs finished)"
 
 
+def reference_state(study: str, root: str | Path) -> str:
+    """Whether ``<root>/reference`` holds ``study``'s reference and which code made it.
+
+    ``current``, ``older (<code hash>)`` (made by another code version than
+    this checkout's: the runs would not be reused) or ``none``.
+    """
+    from rfrepro.harness.reference import reference_root
+
+    saved = _read_json(reference_root(root) / "provenance" / f"{study_slug(study)}.json")
+    if not isinstance(saved, dict):
+        return "none"
+    made = saved.get("planned_code_version") or ""
+    return "current" if made == current_code_version() else f"older ({made.rpartition('.')[2] or 'unknown'})"
+
+
 def listing(root: str | Path) -> list[str]:
-    """``make list``: every study's make target, title, measured wall time and status under ``root``."""
-    rows = [("target", "full-settings time", f"status in {root}", "title")]
+    """``make list``: every study's make target, measured wall time, status under ``root``, reference and title."""
+    rows = [("target", "full-settings time", f"status in {root}", "reference", "title")]
     for study in options("experiment"):
         s = load_study(study, root)
-        rows.append((f"make reproduce-{s.slug}", wall_time(study) or "not measured", run_status(s), s.title))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    return ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
+        rows.append((f"make reproduce-{s.slug}", wall_time(study) or "not measured", run_status(s),
+                     reference_state(study, root), s.title))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
 
 
 def provenance(table: pd.DataFrame) -> dict:
