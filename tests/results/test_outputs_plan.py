@@ -167,11 +167,13 @@ def test_make_list_shows_targets_times_and_status(swept):
 
     prov = swept / "reference" / "provenance"
     prov.mkdir(parents=True)
-    (prov / "sun2018-fig1.json").write_text(json.dumps({"planned_code_version": current_code_version()}))
-    (prov / "sun2018-fig2.json").write_text(json.dumps({"planned_code_version": "0.1.0+src.0123456789ab"}))
-    rows = {line.split()[1]: line for line in listing(swept)[1:]}
-    assert " current " in rows["reproduce-sun2018-fig1"] and " older (0123456789ab) " in rows["reproduce-sun2018-fig2"]
-    shutil.rmtree(swept / "reference")
+    try:  # the fixture's folder is shared by this module's tests: leave it as it was
+        (prov / "sun2018-fig1.json").write_text(json.dumps({"planned_code_version": current_code_version()}))
+        (prov / "sun2018-fig2.json").write_text(json.dumps({"planned_code_version": "0.1.0+src.0123456789ab"}))
+        rows = {line.split()[1]: line for line in listing(swept)[1:]}
+        assert " current " in rows["reproduce-sun2018-fig1"] and " older (0123456789ab) " in rows["reproduce-sun2018-fig2"]
+    finally:
+        shutil.rmtree(swept / "reference")
 
 
 def test_prune_removes_records_outside_the_plan(swept):

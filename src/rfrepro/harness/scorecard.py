@@ -60,8 +60,7 @@ class Study:
     @property
     def stale(self) -> str | None:
         """The code version that made these outputs, when it is not the current one (else None)."""
-        made = self.plan.get("code_version")
-        return made if made and made != current_code_version() else None
+        return stale_version(self.plan.get("code_version"))
 
     @property
     def ran(self) -> bool:
@@ -118,6 +117,11 @@ def current_code_version() -> str:
     from rfrepro.runner.identity import code_version
 
     return code_version()
+
+
+def stale_version(made: str | None) -> str | None:
+    """``made`` (the code version that made some outputs) when it is not the current one, else None."""
+    return made if made and made != current_code_version() else None
 
 
 def paper_citation(paper: str) -> str:
@@ -220,7 +224,8 @@ def reference_state(study: str, root: str | Path) -> str:
     if not isinstance(saved, dict):
         return "none"
     made = saved.get("planned_code_version") or ""
-    return "current" if made == current_code_version() else f"older ({made.rpartition('.')[2] or 'unknown'})"
+    stale = stale_version(made) if made else "unknown"
+    return f"older ({stale.rpartition('.')[2]})" if stale else "current"
 
 
 def listing(root: str | Path) -> list[str]:
