@@ -15,6 +15,8 @@ from numba import njit, prange
 from scipy.spatial.distance import pdist
 from sklearn.utils import check_random_state
 
+from rfrepro.jit import threaded_and_serial
+
 #: Up to this many input features the Gaussian kernel is computed by a fused
 #: loop: a GEMM with so small an inner dimension runs far below BLAS speed.
 FUSED_MAX_FEATURES = 16
@@ -33,8 +35,7 @@ def _scaled_sq_dists_body(X, Y, scale, out):
             out[i, j] = scale * s
 
 
-_scaled_sq_dists_par = njit(parallel=True, cache=True)(_scaled_sq_dists_body)
-_scaled_sq_dists_ser = njit(cache=True)(_scaled_sq_dists_body)
+_scaled_sq_dists_par, _scaled_sq_dists_ser = threaded_and_serial(_scaled_sq_dists_body)
 
 
 @njit(cache=True, fastmath=True, inline="always")
@@ -99,10 +100,8 @@ def _scaled_l1_self_body(X, scale, out):
 
 
 # scipy's cdist(metric="cityblock") is a scalar loop: on 784 features these run about 5x faster
-_scaled_l1_dists_par = njit(parallel=True, cache=True, fastmath=True)(_scaled_l1_dists_body)
-_scaled_l1_dists_ser = njit(cache=True, fastmath=True)(_scaled_l1_dists_body)
-_scaled_l1_self_par = njit(parallel=True, cache=True, fastmath=True)(_scaled_l1_self_body)
-_scaled_l1_self_ser = njit(cache=True, fastmath=True)(_scaled_l1_self_body)
+_scaled_l1_dists_par, _scaled_l1_dists_ser = threaded_and_serial(_scaled_l1_dists_body, fastmath=True)
+_scaled_l1_self_par, _scaled_l1_self_ser = threaded_and_serial(_scaled_l1_self_body, fastmath=True)
 
 
 def _scaled_dists(kind: str, X: np.ndarray, Y: np.ndarray | None, scale: float) -> np.ndarray:

@@ -274,7 +274,10 @@ def test_sigma_rule_on_identical_rows():
 # ---------------------------------------------------------------- row chunking
 
 
-def _count_chunks(monkeypatch, rff) -> list[int]:
+def _count_chunks(monkeypatch, rff, chunked: bool = True) -> list[int]:
+    """The row counts of ``rff``'s transform chunks; ``chunked``: in chunks of TRANSFORM_CHUNK_VALUES values."""
+    if chunked:  # RKS writes in place and transforms in one chunk unless told otherwise
+        monkeypatch.setattr(type(rff), "_transform_chunk_values", _base.FeatureMap._transform_chunk_values)
     sizes: list[int] = []
     inner = type(rff)._transform_chunk
 
@@ -298,6 +301,20 @@ def test_row_chunking_follows_chunk_values(monkeypatch, variant):
     assert sizes == [64, 64, 64, 64, 44], "TRANSFORM_CHUNK_VALUES is not honoured by FeatureMap.transform"
     rows = np.vstack([rff.transform(X[i : i + 1]) for i in range(X.shape[0])])
     np.testing.assert_allclose(Z, rows, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rks_transforms_in_one_chunk(monkeypatch, variant):
+    # RKS allocates nothing beyond its output: its rows are not split, whatever TRANSFORM_CHUNK_VALUES says
+    X = _data(300, 5)
+    rff = RandomFourierFeatures(32, variant=variant, random_state=0).fit(X)
+    monkeypatch.setattr(_base, "TRANSFORM_CHUNK_VALUES", 64 * 32)
+    sizes = _count_chunks(monkeypatch, rff, chunked=False)
+    Z = rff.transform(X)
+    assert sizes == [300]
+    monkeypatch.undo()
+    np.testing.assert_allclose(Z, np.vstack([rff.transform(X[i : i + 1]) for i in range(X.shape[0])]), rtol=0,
+                               atol=1e-13)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -332,3 +349,27 @@ def test_laplacian_direct_formula():
     Z = rff.transform(X)
     expected = np.sqrt(2 / 30) * np.cos(X @ W + rff.random_offset_)
     np.testing.assert_allclose(Z, expected, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_rks_features_do_not_depend_on_the_thread_count(variant, dtype):
+    # row blocks, one per thread, each a one-thread GEMM: a two-thread GEMM would round differently
+    numba = pytest.importorskip("numba")
+    from threadpoolctl import threadpool_info
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two numba threads")
+    X = _data(301, 40).astype(dtype)  # 301 x 512 outputs: above PARALLEL_MIN_VALUES, blocks of 150 and 151 rows
+    rff = RandomFourierFeatures(512 if variant == "cos" else 256, variant=variant, random_state=0).fit(X)
+    blas_before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = rff.transform(X)
+        numba.set_num_threads(2)
+        two = rff.transform(X)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one, two)
+    assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == blas_before

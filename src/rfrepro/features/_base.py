@@ -32,11 +32,10 @@ def options(values) -> list:
 #: many values (32 MiB in float64): big enough for an efficient GEMM, small
 #: enough that the elementwise pass after it runs on cached data.
 CHUNK_VALUES = 1 << 22
-#: The same for a map's own ``transform`` into its preallocated output (no
-#: temporary: each chunk is a view of the output), where a larger chunk lets
-#: the GEMM run at its full rate: at n = 20000, d = 784, D = 4096 float32 the
-#: whole RKS cos transform took 1.115x a GEMM of that shape with 4 M-value
-#: chunks and 1.06x with 16 M (medians of 5 on a quiet machine).
+#: The same for a map's own ``transform`` into its preallocated output (each
+#: chunk is a view of the output), where a larger chunk lets a GEMM run at its
+#: full rate. A map whose chunks need no temporary of their own transforms all
+#: rows as one chunk (:meth:`FeatureMap._transform_chunk_values`).
 TRANSFORM_CHUNK_VALUES = 1 << 24
 
 
@@ -95,9 +94,24 @@ class FeatureMap(TransformerMixin, BaseEstimator):
             self, X, dtype=[np.float64, np.float32], accept_sparse=self._accept_sparse, reset=False
         )
         out = np.empty((X.shape[0], self.n_features_out_), dtype=X.dtype)
-        for rows in row_chunks(X.shape[0], self.n_features_out_, TRANSFORM_CHUNK_VALUES):
+        chunk_values = self._transform_chunk_values()
+        if chunk_values is None:
+            self._transform_chunk(X, out)
+            return out
+        for rows in row_chunks(X.shape[0], self.n_features_out_, chunk_values):
             self._transform_chunk(X[rows], out[rows])
         return out
+
+    def _transform_chunk_values(self) -> int | None:
+        """Output values per chunk of :meth:`transform`, or None for all rows in one chunk.
+
+        Chunks bound what ``_transform_chunk`` allocates beyond the output.
+        A map that writes straight into ``out`` with nothing of its own (RKS:
+        GEMMs into ``out``, then the cosine in place) returns None: chunks
+        would bound nothing, and it splits its rows over the cores itself
+        (:func:`rfrepro.features._trig.project_cos_bias_into`).
+        """
+        return TRANSFORM_CHUNK_VALUES
 
     def cost(self, n: int, dtype=np.float64) -> dict:  # pragma: no cover - abstract
         """``{"flops", "bytes"}`` of transforming ``n`` rows of ``dtype`` once fitted.

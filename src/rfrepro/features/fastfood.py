@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
@@ -27,6 +27,7 @@ from rfrepro.features._trig import (
 from rfrepro.features.hadamard import fwht_gather, fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import sample_offsets
+from rfrepro.jit import threaded_and_serial
 
 
 def _fastfood_body(X, signs, perm, gauss, scale, offset, amplitude, mode, out):
@@ -72,8 +73,7 @@ def _fastfood_body(X, signs, perm, gauss, scale, offset, amplitude, mode, out):
 
 
 # Small inputs run serially: waking the thread pool costs more than it saves.
-_fastfood_par = njit(parallel=True, cache=True)(_fastfood_body)
-_fastfood_ser = njit(cache=True)(_fastfood_body)
+_fastfood_par, _fastfood_ser = threaded_and_serial(_fastfood_body)
 
 
 class Fastfood(FeatureMap):

@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 from rfrepro.features import _cost
 from rfrepro.features._base import check_positive_int, row_chunks
 from rfrepro.features._trig import PARALLEL_MIN_VALUES
+from rfrepro.jit import threaded_and_serial
 
 __all__ = ["SRHT", "fwht", "fwht_gather", "fwht_inplace", "fwht_vector", "is_pow2", "next_pow2"]
 
@@ -169,10 +170,8 @@ def _srht_rows_body(X, signs, index, scale, out):
 
 # Small inputs (the tests, sklearn's checks, a few rows) run serially: waking
 # the thread pool costs more than it saves (same rule as ``_trig``).
-_fwht_rows_par = njit(parallel=True, cache=True)(_fwht_rows_body)
-_fwht_rows_ser = njit(cache=True)(_fwht_rows_body)
-_srht_rows_par = njit(parallel=True, cache=True)(_srht_rows_body)
-_srht_rows_ser = njit(cache=True)(_srht_rows_body)
+_fwht_rows_par, _fwht_rows_ser = threaded_and_serial(_fwht_rows_body)
+_srht_rows_par, _srht_rows_ser = threaded_and_serial(_srht_rows_body)
 
 
 def _parallel(n_values: int) -> bool:

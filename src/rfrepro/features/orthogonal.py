@@ -27,7 +27,7 @@ Orthogonal random features. NIPS 2016.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
@@ -53,6 +53,7 @@ from rfrepro.features._trig import (
 from rfrepro.features.hadamard import fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import sample_offsets
+from rfrepro.jit import threaded_and_serial
 
 
 def orthogonal_gaussian_block(d: int, rng: np.random.RandomState) -> np.ndarray:
@@ -221,8 +222,7 @@ def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):
 
 
 # Small inputs run serially: waking the thread pool costs more than it saves.
-_sorf_par = njit(parallel=True, cache=True)(_sorf_body)
-_sorf_ser = njit(cache=True)(_sorf_body)
+_sorf_par, _sorf_ser = threaded_and_serial(_sorf_body)
 
 
 class StructuredOrthogonalRandomFeatures(_OrthogonalBase):

@@ -14,7 +14,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_bias_inplace, project_cos_sin_into
+from rfrepro.features._trig import project_cos_bias_into, project_cos_sin_into
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 
 VARIANTS = ("cos", "cossin")
@@ -98,10 +98,12 @@ class RandomFourierFeatures(FeatureMap):
         """Flops and bytes of transforming ``n`` rows: one GEMM, one cosine per output."""
         return _cost.dense_fourier(n, self.n_features_in_, self.n_components, self.variant, dtype)
 
+    def _transform_chunk_values(self) -> None:
+        return None  # GEMMs into ``out`` and the cosine in place: no temporary to bound
+
     def _transform_chunk(self, X, out):
         W = self.random_weights_.astype(X.dtype, copy=False)
         if self.variant == "cos":
-            np.matmul(X, W, out=out)
-            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_components))
+            project_cos_bias_into(X, W, self.random_offset_, out, np.sqrt(2.0 / self.n_components))
         else:
             project_cos_sin_into(X, W, out, np.sqrt(1.0 / self.n_components))
