@@ -186,3 +186,26 @@ def test_parallel_and_serial_kernels_agree_bitwise(dtype):
     _trig._cos_sin_ser(P, out_ser, scale)
     np.testing.assert_array_equal(out_par, out_ser)
     assert out_par.dtype == dtype and Z_par.dtype == dtype
+
+
+def test_row_blocks_cover_the_rows_once_and_pass_on_a_failure(monkeypatch):
+    # one block per numba thread: every row once; a failing block raises in the caller, BLAS's limit restored
+    from threadpoolctl import threadpool_info
+
+    monkeypatch.setattr(_trig.numba, "get_num_threads", lambda: 3)
+    seen = np.zeros(1000, dtype=int)
+
+    def mark(rows):
+        seen[rows] += 1
+
+    _trig._on_row_blocks(1000, _trig.PARALLEL_MIN_VALUES, mark)
+    assert seen.tolist() == [1] * 1000
+    blas = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    def fail(rows):
+        if rows.start > 0:
+            raise FloatingPointError(f"block {rows}")
+
+    with pytest.raises(FloatingPointError, match="block"):
+        _trig._on_row_blocks(1000, _trig.PARALLEL_MIN_VALUES, fail)
+    assert [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"] == blas
