@@ -354,7 +354,8 @@ def test_laplacian_direct_formula():
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_rks_features_do_not_depend_on_the_thread_count(variant, dtype):
-    # row blocks, one per thread, each a one-thread GEMM: a two-thread GEMM would round differently
+    # row blocks, one per thread, each a one-thread GEMM (at large shapes a two-thread GEMM rounds
+    # differently; at this one it does not, so this pins the row split and BLAS's restored limit)
     numba = pytest.importorskip("numba")
     from threadpoolctl import threadpool_info
 
