@@ -8,7 +8,9 @@ from sklearn.kernel_approximation import RBFSampler
 
 from rfrepro.features import _base
 from rfrepro.features._trig import FLOAT32_ABS_ERROR
+from rfrepro.features.orthogonal import OrthogonalRandomFeatures
 from rfrepro.features.rff import VARIANTS, RandomFourierFeatures
+from rfrepro.features.rff_selection import RFFSelection
 from rfrepro.kernels import gaussian_kernel, laplacian_kernel
 
 # bandwidths that put the kernel values of 5-d standard normal data in the bulk of (0, 1)
@@ -304,10 +306,16 @@ def test_row_chunking_follows_chunk_values(monkeypatch, variant):
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_rks_transforms_in_one_chunk(monkeypatch, variant):
-    # RKS allocates nothing beyond its output: its rows are not split, whatever TRANSFORM_CHUNK_VALUES says
+@pytest.mark.parametrize("make", [
+    lambda variant: RandomFourierFeatures(32, variant=variant, random_state=0),
+    lambda variant: OrthogonalRandomFeatures(32, variant=variant, random_state=0),
+    lambda variant: RFFSelection(32, chunk_size=4, variant=variant, random_state=0),
+], ids=["rks", "orf", "rff_selection"])
+def test_dense_projection_maps_transform_in_one_chunk(monkeypatch, variant, make):
+    # RKS, ORF and RFF selection allocate nothing beyond their output (project_fourier_into): their rows are not
+    # split, whatever TRANSFORM_CHUNK_VALUES says, and each row's features are those of cos(x W + b)
     X = _data(300, 5)
-    rff = RandomFourierFeatures(32, variant=variant, random_state=0).fit(X)
+    rff = make(variant).fit(X)
     monkeypatch.setattr(_base, "TRANSFORM_CHUNK_VALUES", 64 * 32)
     sizes = _count_chunks(monkeypatch, rff, chunked=False)
     Z = rff.transform(X)
@@ -315,6 +323,11 @@ def test_rks_transforms_in_one_chunk(monkeypatch, variant):
     monkeypatch.undo()
     np.testing.assert_allclose(Z, np.vstack([rff.transform(X[i : i + 1]) for i in range(X.shape[0])]), rtol=0,
                                atol=1e-13)
+    P = X @ rff.random_weights_
+    D = P.shape[1]
+    want = (np.sqrt(2 / D) * np.cos(P + rff.random_offset_) if variant == "cos"
+            else np.sqrt(1 / D) * np.hstack([np.cos(P), np.sin(P)]))
+    np.testing.assert_allclose(Z, want, rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -353,7 +366,8 @@ def test_laplacian_direct_formula():
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_rks_features_do_not_depend_on_the_thread_count(variant, dtype):
+@pytest.mark.parametrize("cls", [RandomFourierFeatures, OrthogonalRandomFeatures])
+def test_rks_features_do_not_depend_on_the_thread_count(variant, dtype, cls):
     # row blocks, one per thread, each a one-thread GEMM (at large shapes a two-thread GEMM rounds
     # differently; at this one it does not, so this pins the row split and BLAS's restored limit)
     numba = pytest.importorskip("numba")
@@ -362,7 +376,7 @@ def test_rks_features_do_not_depend_on_the_thread_count(variant, dtype):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs two numba threads")
     X = _data(301, 40).astype(dtype)  # 301 x 512 outputs: above PARALLEL_MIN_VALUES, blocks of 150 and 151 rows
-    rff = RandomFourierFeatures(512 if variant == "cos" else 256, variant=variant, random_state=0).fit(X)
+    rff = cls(512 if variant == "cos" else 256, variant=variant, random_state=0).fit(X)
     blas_before = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
     before = numba.get_num_threads()
     try:

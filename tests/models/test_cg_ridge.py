@@ -147,6 +147,28 @@ def test_sparse_product_does_not_depend_on_the_thread_count(threads):
         numba.set_num_threads(old)
 
 
+def test_cg_solve_does_not_depend_on_the_thread_count():
+    """The step's sums are taken over fixed row ranges (STEP_PARTS) and added in order: the same bits on 1 or 2 threads."""
+    import numba
+
+    from rfrepro.models.cg_ridge import STEP_PARTS, _gram_products, lockstep_cg
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two numba threads")
+    Z = sp.random(3000, 20 * STEP_PARTS, density=0.003, format="csr", random_state=6)
+    B = np.asarray(Z.T @ np.random.RandomState(7).randn(3000, 3))
+    matmat, _ = _gram_products(Z, 0.01)
+    old = numba.get_num_threads()
+    try:
+        solves = []
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            solves.append(lockstep_cg(matmat, B, 1e-14, 40, into=True)[0])
+    finally:
+        numba.set_num_threads(old)
+    np.testing.assert_array_equal(*solves)
+
+
 def test_lockstep_columns_follow_scipy_cg_each():
     """Each column of the lockstep solve is scipy's CG on that column: same solution, same iteration count."""
     from scipy.sparse.linalg import cg
@@ -167,6 +189,30 @@ def test_lockstep_columns_follow_scipy_cg_each():
         assert np.allclose(X[:, c], x, rtol=1e-6, atol=1e-8 * np.abs(x).max())
     X, iters, ok = lockstep_cg(A.matmat, B, 1e-14, 3)  # the cap: unconverged columns say so
     assert iters.max() == 3 and not ok[[0, 1, 3]].any() and ok[2]
+
+
+def test_lockstep_reusing_one_product_block_gives_the_same_bits():
+    """``into=True`` (the CSR product written into one reused block) runs the same recurrences, columns leaving
+    the block included; the compiled column selection is numpy's."""
+    from rfrepro.models.cg_ridge import _gram_products, _take_columns, lockstep_cg
+
+    rng = np.random.RandomState(5)
+    Z = sp.random(400, 120, density=0.05, format="csr", random_state=rng)
+    B = np.column_stack([Z.T @ rng.randn(400) for _ in range(4)] + [np.zeros(120)])
+    B[:, 1] *= 1e3
+    Zd = Z.toarray()
+    B[:, 3] = 5 * np.linalg.eigh(Zd.T @ Zd + 0.01 * np.eye(120))[1][:, -1]  # an eigenvector: one step
+    matmat, _ = _gram_products(Z, 0.01)
+    fresh = lockstep_cg(matmat, B, 1e-6, 200)
+    reused = lockstep_cg(matmat, B, 1e-6, 200, into=True)
+    assert len(set(fresh[1].tolist())) > 2  # the columns left the block at different iterations
+    for a, b in zip(fresh, reused, strict=True):
+        np.testing.assert_array_equal(a, b)
+    capped = [lockstep_cg(matmat, B, 1e-14, 5, into=into)[0] for into in (False, True)]  # all ran to the cap
+    np.testing.assert_array_equal(*capped)
+    cols = np.array([3, 0, 2])
+    np.testing.assert_array_equal(_take_columns(B, cols), B[:, cols])
+    assert _take_columns(B, cols).flags.c_contiguous
 
 
 def test_multiclass_is_one_solve_per_class():

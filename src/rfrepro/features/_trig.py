@@ -261,7 +261,8 @@ def _cos_sin_inplace_body(out, scale):
 # nogil: the serial kernels also run on the row blocks of the projections below, a Python thread each
 _cos_bias_par, _cos_bias_ser = threaded_and_serial(_cos_bias_body, nogil=True)
 _cos_sin_par, _cos_sin_ser = threaded_and_serial(_cos_sin_body, nogil=True)
-_cos_sin_inplace_par, _cos_sin_inplace_ser = threaded_and_serial(_cos_sin_inplace_body, nogil=True)
+# serial only: it runs on the row blocks of project_cos_sin_into, one Python thread each
+_cos_sin_inplace_ser = njit(cache=True, nogil=True)(_cos_sin_inplace_body)
 
 
 @cache
@@ -347,3 +348,24 @@ def project_cos_sin_into(X: np.ndarray, W: np.ndarray, out: np.ndarray, scale: f
         _cos_sin_inplace_ser(out[rows], scale)
 
     _on_row_blocks(X.shape[0], out.size // 2, block)
+
+
+def project_fourier_into(X: np.ndarray, W: np.ndarray, offset: np.ndarray | None, out: np.ndarray,
+                         variant: str) -> None:
+    """Random Fourier features of the projections X W into ``out``, for the D = ``W.shape[1]`` columns of W.
+
+    ``"cos"``: sqrt(2/D) cos(X W + offset) (:func:`project_cos_bias_into`);
+    ``"cossin"``: sqrt(1/D) [cos(X W), sin(X W)] (:func:`project_cos_sin_into`,
+    ``offset`` unused). The one transform of every map that projects by a
+    dense W (RKS, ORF, RFF selection's kept frequencies).
+
+    >>> X, W = np.eye(2), np.array([[0.0, np.pi]] * 2)
+    >>> out = np.empty((2, 4)); project_fourier_into(X, W, None, out, "cossin"); out.round(12).tolist()[0]
+    [0.707106781187, -0.707106781187, 0.0, 0.0]
+    """
+    D = W.shape[1]
+    W = W.astype(out.dtype, copy=False)
+    if variant == "cos":
+        project_cos_bias_into(X, W, offset, out, math.sqrt(2.0 / D))
+    else:
+        project_cos_sin_into(X, W, out, math.sqrt(1.0 / D))

@@ -47,8 +47,7 @@ from rfrepro.features._trig import (
     ROWS_PER_TASK,
     _cos_of,
     _sincos_of,
-    cos_bias_inplace,
-    cos_sin_into,
+    project_fourier_into,
 )
 from rfrepro.features.hadamard import fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
@@ -104,19 +103,7 @@ class _OrthogonalBase(FeatureMap):
             self.n_features_out_ = 2 * n_freq
         return self
 
-    def _transform_chunk(self, X, out):
-        if self.variant == "cos":
-            self._project(X, out)
-            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_components))
-        else:
-            P = np.empty((X.shape[0], self.n_components), dtype=X.dtype)
-            self._project(X, P)
-            cos_sin_into(P, out, np.sqrt(1.0 / self.n_components))
-
     def _draw(self, X, n_freq: int, rng) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _project(self, X, out) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -165,8 +152,11 @@ class OrthogonalRandomFeatures(_OrthogonalBase):
         """Flops and bytes of transforming ``n`` rows: one GEMM, one cosine per output (as RKS)."""
         return _cost.dense_fourier(n, self.n_features_in_, self.n_components, self.variant, dtype)
 
-    def _project(self, X, out) -> None:
-        np.matmul(X, self.random_weights_.astype(X.dtype, copy=False), out=out)
+    def _transform_chunk_values(self) -> None:
+        return None  # as RKS: GEMMs into ``out`` and the cosine in place, no temporary to bound
+
+    def _transform_chunk(self, X, out):
+        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)
 
 
 def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):

@@ -14,7 +14,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import project_cos_bias_into, project_cos_sin_into
+from rfrepro.features._trig import project_fourier_into
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 
 VARIANTS = ("cos", "cossin")
@@ -102,8 +102,4 @@ class RandomFourierFeatures(FeatureMap):
         return None  # GEMMs into ``out`` and the cosine in place: no temporary to bound
 
     def _transform_chunk(self, X, out):
-        W = self.random_weights_.astype(X.dtype, copy=False)
-        if self.variant == "cos":
-            project_cos_bias_into(X, W, self.random_offset_, out, np.sqrt(2.0 / self.n_components))
-        else:
-            project_cos_sin_into(X, W, out, np.sqrt(1.0 / self.n_components))
+        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)

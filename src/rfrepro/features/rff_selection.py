@@ -19,7 +19,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into, project_cos_sin_into
+from rfrepro.features._trig import cos_bias_inplace, cos_sin_into, project_fourier_into
 from rfrepro.features.rff import VARIANTS
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 from rfrepro.kernels import kernel_matrix
@@ -304,10 +304,8 @@ class RFFSelection(FeatureMap):
         """Flops and bytes of transforming ``n`` rows: RKS with the ``n_selected_`` kept frequencies."""
         return _cost.dense_fourier(n, self.n_features_in_, self.n_selected_, self.variant, dtype)
 
+    def _transform_chunk_values(self) -> None:
+        return None  # as RKS: GEMMs into ``out`` and the cosine in place, no temporary to bound
+
     def _transform_chunk(self, X, out):
-        W = self.random_weights_.astype(X.dtype, copy=False)
-        if self.variant == "cossin":
-            project_cos_sin_into(X, W, out, np.sqrt(1.0 / self.n_selected_))
-        else:
-            np.matmul(X, W, out=out)
-            cos_bias_inplace(out, self.random_offset_, np.sqrt(2.0 / self.n_selected_))
+        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)
