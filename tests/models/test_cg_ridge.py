@@ -151,19 +151,36 @@ def test_cg_solve_does_not_depend_on_the_thread_count():
     """The step's sums are taken over fixed row ranges (STEP_PARTS) and added in order: the same bits on 1 or 2 threads."""
     import numba
 
-    from rfrepro.models.cg_ridge import STEP_PARTS, _gram_products, lockstep_cg
+    from rfrepro.models.cg_ridge import (
+        STEP_PARALLEL_MIN_VALUES,
+        STEP_PARTS,
+        _cg_step_par,
+        _cg_step_ser,
+        _gram_products,
+        lockstep_cg,
+    )
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs two numba threads")
-    Z = sp.random(3000, 20 * STEP_PARTS, density=0.003, format="csr", random_state=6)
+    Z = sp.random(3000, 25_000, density=0.0005, format="csr", random_state=6)
     B = np.asarray(Z.T @ np.random.RandomState(7).randn(3000, 3))
+    assert B.size >= STEP_PARALLEL_MIN_VALUES  # the threaded step runs
+    # the threaded and the serial build of one step: the same bits
+    rng = np.random.RandomState(8)
+    blocks = [rng.randn(1000, 3) for _ in range(4)]
+    bounds = np.linspace(0, 1000, STEP_PARTS + 1).round().astype(np.int64)
+    copies = [[b.copy() for b in blocks] for _ in range(2)]
+    news = [step(*c, np.full(3, 50.0), bounds) for step, c in zip((_cg_step_par, _cg_step_ser), copies, strict=True)]
+    np.testing.assert_array_equal(*news)
+    for a, b in zip(*copies, strict=True):
+        np.testing.assert_array_equal(a, b)
     matmat, _ = _gram_products(Z, 0.01)
     old = numba.get_num_threads()
     try:
         solves = []
         for threads in (1, 2):
             numba.set_num_threads(threads)
-            solves.append(lockstep_cg(matmat, B, 1e-14, 40, into=True)[0])
+            solves.append(lockstep_cg(matmat, B, 1e-14, 40, into=True, threaded_step=True)[0])
     finally:
         numba.set_num_threads(old)
     np.testing.assert_array_equal(*solves)

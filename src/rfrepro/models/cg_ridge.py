@@ -17,6 +17,7 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
+from rfrepro.jit import threaded_and_serial
 from rfrepro.models._task import TASKS, TaskMixin
 from rfrepro.models.ridge import _check_lam
 
@@ -207,13 +208,20 @@ def _gram_products(Z, lam: float):
 STEP_PARTS = 64
 
 
-@numba.njit(cache=True, parallel=True)
-def _cg_step(X, R, P, AP, rr, bounds):  # pragma: no cover - compiled
+#: Below this many values in a (D, k) block the step runs serially: waking
+#: the threads three times an iteration costs more than it saves, and after a
+#: BLAS product (dense Z) BLAS's idle threads still spin while numba's work
+#: (ridge on 16000 x 128 dense rows: 8 ms an iteration against 1 ms)
+STEP_PARALLEL_MIN_VALUES = 1 << 16
+
+
+def _cg_step_body(X, R, P, AP, rr, bounds):  # pragma: no cover - compiled
     """One CG step of every column in three passes: X += a P, R -= a AP (a = rr / p'Ap), P = R + (rr_new / rr) P.
 
-    Each pass runs over the row ranges ``bounds`` in parallel; each sum is
-    taken per range, then over the ranges in order. Returns the new r'r per
-    column (rr is left as it was)."""
+    Each pass runs over the row ranges ``bounds`` (in parallel in the
+    threaded build); each sum is taken per range, then over the ranges in
+    order, so both builds give the same bits. Returns the new r'r per column
+    (rr is left as it was)."""
     k = X.shape[1]
     m = bounds.size - 1
     part = np.zeros((m, k))
@@ -245,6 +253,9 @@ def _cg_step(X, R, P, AP, rr, bounds):  # pragma: no cover - compiled
     return new
 
 
+_cg_step_par, _cg_step_ser = threaded_and_serial(_cg_step_body)
+
+
 @numba.njit(cache=True, nogil=True)
 def _take_columns(A, cols):  # pragma: no cover - compiled
     """A[:, cols] as a new C-ordered array: one pass over A's rows (``np.take`` along axis 1 is
@@ -256,8 +267,8 @@ def _take_columns(A, cols):  # pragma: no cover - compiled
     return out
 
 
-def lockstep_cg(matmat, B: np.ndarray, rtol: float, maxiter: int, *,
-                into: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def lockstep_cg(matmat, B: np.ndarray, rtol: float, maxiter: int, *, into: bool = False,
+                threaded_step: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Solve A X = B (A symmetric positive definite, given as ``matmat``: V -> A V for (D, k) blocks V) by k
     conjugate-gradient recurrences in lockstep.
 
@@ -271,6 +282,10 @@ def lockstep_cg(matmat, B: np.ndarray, rtol: float, maxiter: int, *,
     step. Returns X, each column's iteration count and whether it converged
     within ``maxiter``. ``into``: ``matmat`` takes ``out=``, and one product
     block is reused while the running block keeps its width.
+    ``threaded_step``: the step's passes run on numba's threads where the
+    block holds at least :data:`STEP_PARALLEL_MIN_VALUES` values (the same
+    bits as the serial step: fixed row ranges, :data:`STEP_PARTS`); for
+    products that are numba's own, not BLAS's.
 
     The columns are coupled only by sharing the product: no step size,
     stopping test or iteration count of one column reads another's. So
@@ -306,7 +321,8 @@ def lockstep_cg(matmat, B: np.ndarray, rtol: float, maxiter: int, *,
             matmat(Pa, out=AP)
         else:
             AP = np.ascontiguousarray(matmat(Pa))
-        rra = _cg_step(Xa, Ra, Pa, AP, rra, bounds)
+        step = _cg_step_par if threaded_step and Pa.size >= STEP_PARALLEL_MIN_VALUES else _cg_step_ser
+        rra = step(Xa, Ra, Pa, AP, rra, bounds)
         iters[cols] += 1
         keep = rra > stop[cols]
         if not keep.all():  # converged columns leave the block
@@ -536,16 +552,18 @@ class CGRidge(TaskMixin, BaseEstimator):
         with threadpool_limits(1 if sp.issparse(Z) else None, user_api="blas"):
             # all target columns of a group at once: one pass over Z per iteration serves them all
             matmat, operator_bytes = _gram_products(Z, lam)
+            compiled = sp.issparse(Z) and Z.format == "csr"  # numba's products: the step may use its threads
             groups = column_groups(D, k)
             # only the coefficients are (D, k); each group's right-hand side and CG blocks are (D, g)
             coef = np.empty((D, k))
             iters, ok = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=bool)
             for cols in groups:
                 B = np.asarray(Z.T @ T[:, cols])
-                coef[:, cols], iters[cols], ok[cols] = lockstep_cg(matmat, B, self.tol, maxiter, into=True)
+                coef[:, cols], iters[cols], ok[cols] = lockstep_cg(matmat, B, self.tol, maxiter, into=True,
+                                                                   threaded_step=compiled)
                 del B
         widest = max(c.stop - c.start for c in groups)
-        scratch = (GRAM_PARTS + 1) * 8 * Z.shape[0] * widest if sp.issparse(Z) and Z.format == "csr" else 0
+        scratch = (GRAM_PARTS + 1) * 8 * Z.shape[0] * widest if compiled else 0
         solver_bytes = operator_bytes + 8 * D * k + CG_GROUP_BLOCKS * 8 * D * widest + scratch
         return coef, iters, ok, len(groups), operator_bytes, solver_bytes
 
