@@ -47,10 +47,9 @@ from rfrepro.features._trig import (
     ROWS_PER_TASK,
     _cos_of,
     _sincos_of,
-    project_fourier_into,
 )
 from rfrepro.features.hadamard import fwht_vector, next_pow2
-from rfrepro.features.rff import VARIANTS
+from rfrepro.features.rff import VARIANTS, DenseFourierTransform
 from rfrepro.features.sampling import sample_offsets
 from rfrepro.jit import threaded_and_serial
 
@@ -107,7 +106,7 @@ class _OrthogonalBase(FeatureMap):
         raise NotImplementedError
 
 
-class OrthogonalRandomFeatures(_OrthogonalBase):
+class OrthogonalRandomFeatures(DenseFourierTransform, _OrthogonalBase):
     """Orthogonal random features (ORF) for the Gaussian kernel.
 
     Frequencies come in blocks of ``d`` (the input dimension) mutually
@@ -151,12 +150,6 @@ class OrthogonalRandomFeatures(_OrthogonalBase):
     def cost(self, n: int, dtype=np.float64) -> dict:
         """Flops and bytes of transforming ``n`` rows: one GEMM, one cosine per output (as RKS)."""
         return _cost.dense_fourier(n, self.n_features_in_, self.n_components, self.variant, dtype)
-
-    def _transform_chunk_values(self) -> None:
-        return None  # as RKS: GEMMs into ``out`` and the cosine in place, no temporary to bound
-
-    def _transform_chunk(self, X, out):
-        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)
 
 
 def _sorf_body(X, signs, inv, scale, offset, amplitude, mode, out):

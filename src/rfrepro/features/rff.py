@@ -20,7 +20,24 @@ from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, samp
 VARIANTS = ("cos", "cossin")
 
 
-class RandomFourierFeatures(FeatureMap):
+class DenseFourierTransform:
+    """The transform of a map whose features are cos(X W + b) or [cos(X W), sin(X W)] with a dense W.
+
+    RKS, ORF and RFF selection differ in how they draw ``random_weights_``
+    (and ``random_offset_`` for ``variant="cos"``), not in how they apply
+    them: all rows in one chunk, GEMMs into ``out`` and the cosine in place
+    (:func:`rfrepro.features._trig.project_fourier_into`), so there is no
+    temporary for chunks to bound.
+    """
+
+    def _transform_chunk_values(self) -> None:
+        return None
+
+    def _transform_chunk(self, X, out):
+        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)
+
+
+class RandomFourierFeatures(DenseFourierTransform, FeatureMap):
     """Random Fourier features (Random Kitchen Sinks) in both of their forms.
 
     ``variant="cos"``: z(x) = sqrt(2 / D) cos(W^T x + b), b ~ U[0, 2 pi), D = n_components.
@@ -97,9 +114,3 @@ class RandomFourierFeatures(FeatureMap):
     def cost(self, n: int, dtype=np.float64) -> dict:
         """Flops and bytes of transforming ``n`` rows: one GEMM, one cosine per output."""
         return _cost.dense_fourier(n, self.n_features_in_, self.n_components, self.variant, dtype)
-
-    def _transform_chunk_values(self) -> None:
-        return None  # GEMMs into ``out`` and the cosine in place: no temporary to bound
-
-    def _transform_chunk(self, X, out):
-        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)

@@ -19,8 +19,8 @@ from rfrepro.features._base import (
     check_positive_int,
     options,
 )
-from rfrepro.features._trig import cos_bias_inplace, cos_sin_into, project_fourier_into
-from rfrepro.features.rff import VARIANTS
+from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
+from rfrepro.features.rff import VARIANTS, DenseFourierTransform
 from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
 from rfrepro.kernels import kernel_matrix
 from rfrepro.metrics.nystrom import nystrom_distance_from_grams, pinv_sqrt_factor
@@ -34,7 +34,7 @@ ERROR_SCALES = ("raw", "relative")
 LOOKAHEAD_COLUMNS = 64
 
 
-class RFFSelection(FeatureMap):
+class RFFSelection(DenseFourierTransform, FeatureMap):
     """Random Fourier features grown chunk by chunk while they improve the kernel (Algorithm 1).
 
     The exact kernel K is replaced by its Nystrom approximation on
@@ -303,9 +303,3 @@ class RFFSelection(FeatureMap):
     def cost(self, n: int, dtype=np.float64) -> dict:
         """Flops and bytes of transforming ``n`` rows: RKS with the ``n_selected_`` kept frequencies."""
         return _cost.dense_fourier(n, self.n_features_in_, self.n_selected_, self.variant, dtype)
-
-    def _transform_chunk_values(self) -> None:
-        return None  # as RKS: GEMMs into ``out`` and the cosine in place, no temporary to bound
-
-    def _transform_chunk(self, X, out):
-        project_fourier_into(X, self.random_weights_, getattr(self, "random_offset_", None), out, self.variant)

@@ -169,11 +169,7 @@ def _gram_products(Z, lam: float):
         held = (Z.data.nbytes + Z.indices.nbytes + Z.indptr.nbytes) if sp.issparse(Z) else np.asarray(Z).nbytes
 
         def dense(V, out=None):
-            AV = np.asarray(ZT @ (Z @ V)) + lam * V
-            if out is None:
-                return AV
-            out[...] = AV
-            return out
+            return np.add(np.asarray(ZT @ (Z @ V)), lam * V, out=out)
 
         return dense, int(held)
     n, D = Z.shape
