@@ -103,3 +103,49 @@ def test_float32_features_accepted():
     errs = kernel_errors(KernelReference.from_matrix(K), Z.astype(np.float32))
     fro, _ = _dense_errors(K, Z)
     assert errs["kerr_fro"] == pytest.approx(fro, rel=1e-4)
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["residual-whole", "through-K-and-Z"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_errors_same_whether_the_residual_is_held_whole(monkeypatch, whole, sparse):
+    # whole, a dense Z's residual comes from syrk and the Lanczos iterations read it; otherwise
+    # it is formed in row blocks (here 7 rows each) and they apply K v - Z (Z^T v): both give
+    # ||K - ZZ^T||, and a sparse Z's Frobenius norm is summed over the same blocks (same bits)
+    import scipy.sparse as sp
+
+    from rfrepro.metrics import kernel as kernel_module
+
+    _, K, Z = _setup(D=40)
+    if sparse:
+        Z = sp.csr_matrix(np.where(np.abs(Z) > 0.1, Z, 0.0))
+    ref = KernelReference.from_matrix(K)
+    monkeypatch.setattr(kernel_module, "_RESIDUAL_BLOCK_VALUES", 7 * K.shape[0])
+    monkeypatch.setattr(kernel_module, "RESIDUAL_WHOLE_VALUES", 1 << 24 if whole else 0)
+    errs = kernel_errors(ref, Z)
+    monkeypatch.setattr(kernel_module, "RESIDUAL_WHOLE_VALUES", 0 if whole else 1 << 24)
+    other = kernel_errors(ref, Z)
+    fro, spec = _dense_errors(K, Z.toarray() if sparse else Z)
+    assert errs["kerr_spec"] == pytest.approx(spec, rel=1e-10)
+    assert errs["kerr_fro"] == pytest.approx(fro, rel=1e-10)
+    assert errs["kerr_spec"] == pytest.approx(other["kerr_spec"], rel=1e-10)
+    if sparse:
+        assert errs["kerr_fro"] == other["kerr_fro"]
+    else:
+        assert errs["kerr_fro"] == pytest.approx(other["kerr_fro"], rel=1e-12)
+
+
+@pytest.mark.parametrize("D", [0, 3, 40])
+def test_dense_residual_is_symmetric_and_exact(monkeypatch, D):
+    # syrk writes one triangle; the other is copied from it block by block (7 rows here)
+    from rfrepro.metrics import kernel as kernel_module
+
+    _, K, Z = _setup(D=max(D, 1))
+    Z = Z[:, :D]
+    monkeypatch.setattr(kernel_module, "_RESIDUAL_BLOCK_VALUES", 7 * K.shape[0])
+    K_before = K.copy()
+    E = kernel_module._dense_residual(K, Z)
+    assert np.array_equal(K, K_before)  # syrk wrote into a copy
+    assert np.array_equal(E, E.T)
+    np.testing.assert_allclose(E, K - Z @ Z.T, rtol=0, atol=1e-13)
+    if D == 0:
+        assert np.array_equal(E, K)

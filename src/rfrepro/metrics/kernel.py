@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg.blas
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, eigsh
 
@@ -51,6 +52,32 @@ def _used_columns(Z) -> sp.csr_matrix:
     return sp.csr_matrix((Z.data, cols.ravel(), Z.indptr), shape=(Z.shape[0], used.size))
 
 
+#: Largest residual K - Z Z^T (in values) that :func:`kernel_errors` holds whole: 2^24, 128 MB
+#: in float64, n = 4096 rows. A dense Z's product then comes from BLAS's syrk (one triangle,
+#: n^2 D flops, half a GEMM's), and the Lanczos iterations of the spectral norm read the
+#: n^2 residual instead of K and Z twice (n^2 + 2 n D values each).
+RESIDUAL_WHOLE_VALUES = 1 << 24
+
+#: Rows of the residual formed at a time from a sparse Z or above the whole size (at most 2^22 values).
+_RESIDUAL_BLOCK_VALUES = 1 << 22
+
+
+def _dense_residual(K: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """K - Z Z^T, whole and symmetric: syrk's upper triangle, then the lower one copied from it."""
+    n = K.shape[0]
+    E = np.array(K, dtype=np.float64, order="F")
+    if Z.shape[1]:
+        scipy.linalg.blas.dsyrk(-1.0, np.ascontiguousarray(Z).T, beta=1.0, c=E, trans=1, lower=0,
+                                overwrite_c=1)
+    step = max(1, _RESIDUAL_BLOCK_VALUES // max(1, n))
+    for i0 in range(0, n, step):
+        i1 = min(n, i0 + step)
+        E[i0:i1, :i0] = E[:i0, i0:i1].T
+        diagonal = E[i0:i1, i0:i1]
+        E[i0:i1, i0:i1] = np.triu(diagonal) + np.triu(diagonal, 1).T
+    return E
+
+
 def kernel_errors(ref: KernelReference, Z) -> dict[str, float]:
     """Relative errors of the approximation Z Z^T of ``ref.K``.
 
@@ -58,24 +85,39 @@ def kernel_errors(ref: KernelReference, Z) -> dict[str, float]:
     ||K - ZZ^T||_2 / ||K||_2 and ``nrms`` = RMS(K - ZZ^T) / RMS(K) (the
     normalised RMS reconstruction error of Hamid et al.; equal to kerr_fro by
     construction, kept under its paper's name). Cost O(n^2 D) time (O(n nnz)
-    for a sparse ``Z``, which stays sparse); the residual is formed in row
-    blocks of at most 2^22 values, never whole.
+    for a sparse ``Z``, which stays sparse). Up to
+    :data:`RESIDUAL_WHOLE_VALUES` the residual is held whole (a dense Z's
+    product from syrk) and the Lanczos iterations read it; above that it is
+    formed in row blocks of at most 2^22 values for the Frobenius norm and the
+    iterations apply K v - Z (Z^T v).
     """
     Z = _used_columns(Z) if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)
-    ZT = Z.T.tocsr() if sp.issparse(Z) else Z.T
     K = ref.K
-    if Z.shape[0] != K.shape[0]:
-        raise ValueError(f"Z has {Z.shape[0]} rows but the reference kernel is {K.shape[0]} x {K.shape[0]}")
-    # the residual block by block: the expanded form ||K||^2 - 2 tr(Z^T K Z) + ||Z^T Z||^2
+    n = K.shape[0]
+    if Z.shape[0] != n:
+        raise ValueError(f"Z has {Z.shape[0]} rows but the reference kernel is {n} x {n}")
+    # the residual itself: the expanded form ||K||^2 - 2 tr(Z^T K Z) + ||Z^T Z||^2
     # cancels catastrophically for accurate maps (errors below ~1e-8 are lost)
-    sq = 0.0
-    step = max(1, (1 << 22) // max(1, K.shape[0]))
-    for start in range(0, K.shape[0], step):
-        block = Z[start : start + step] @ ZT
-        E = K[start : start + step] - (block.toarray() if sp.issparse(block) else block)
-        sq += float(np.einsum("ij,ij->", E, E))
-    fro = np.sqrt(sq)
-    spec = _spectral_norm_sym(lambda v: K @ v - Z @ (Z.T @ v), K.shape[0])
+    whole = n * n <= RESIDUAL_WHOLE_VALUES
+    if whole and not sp.issparse(Z):
+        E = _dense_residual(K, Z)
+        fro = np.sqrt(float(np.einsum("ij,ij->", E, E)))
+    else:
+        E = np.empty((n, n)) if whole else None
+        ZT = Z.T.tocsr() if sp.issparse(Z) else Z.T
+        sq = 0.0
+        step = max(1, _RESIDUAL_BLOCK_VALUES // max(1, n))
+        for start in range(0, n, step):
+            block = Z[start : start + step] @ ZT
+            rows = K[start : start + step] - (block.toarray() if sp.issparse(block) else block)
+            sq += float(np.einsum("ij,ij->", rows, rows))
+            if whole:
+                E[start : start + step] = rows
+        fro = np.sqrt(sq)
+    if whole:
+        spec = _spectral_norm_sym(lambda v: E @ v, n)
+    else:
+        spec = _spectral_norm_sym(lambda v: K @ v - Z @ (Z.T @ v), n)
     return {
         "kerr_fro": fro / ref.fro,
         "kerr_spec": spec / ref.spec,
