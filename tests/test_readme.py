@@ -42,6 +42,7 @@ HOW = {
     ".venv/bin/python scripts/bench_wu.py --quick": ("as is", ()),
     ".venv/bin/python scripts/bench_svm.py --quick": ("as is", ()),
     ".venv/bin/python scripts/bench_leverage.py --quick": ("as is", ()),
+    ".venv/bin/python scripts/bench_kernel_errors.py --quick": ("as is", ()),
     ".venv/bin/python scripts/time_budget.py": ("as is", ()),
 }
 
