@@ -27,25 +27,26 @@ DATASETS = {"usps": "USPS", "coil20": "coil"}
 PANELS = (("exact", "exact kernel"), ("full", "full RFF"), ("small", "selected RFF"))
 
 
-def results_roots(smoke: bool) -> list[Path]:
-    """Where a record's relative artifact path may live: the results root in use, then the
-    same root under the project checkout (outputs rebuilt from another directory)."""
+def results_roots(smoke: bool, table_root: str | None = None) -> list[Path]:
+    """Where a record's relative artifact path may live: the root the table was read from
+    (``table.attrs["results_root"]``, set by the outputs step), else the results root in use,
+    then the same root under the project checkout (outputs rebuilt from another directory)."""
     from rfrepro.harness.config import project_root
     from rfrepro.harness.reproduce import results_root
 
-    root = Path(results_root(smoke))
+    root = Path(table_root) if table_root else Path(results_root(smoke))
     out = [root]
     if not root.is_absolute():
         out.append(project_root() / root)
     return out
 
 
-def load_image(row: pd.Series) -> dict | None:
+def load_image(row: pd.Series, table_root: str | None = None) -> dict | None:
     """The arrays of a run's kernel image (``approx``, ``exact``, ``labels``), or None if missing."""
     rel = row.get("artifacts.kernel_image")
     if not isinstance(rel, str) or not rel:
         return None
-    for root in results_roots(bool(row.get("smoke", False))):
+    for root in results_roots(bool(row.get("smoke", False)), table_root):
         path = root / rel
         if path.is_file():
             with np.load(path) as z:
@@ -69,7 +70,7 @@ def images(table: pd.DataFrame) -> dict[str, dict]:
             if rows.empty:
                 continue
             row = rows.sort_values("seed").iloc[0]
-            img = load_image(row)
+            img = load_image(row, table.attrs.get("results_root"))
             if img is None:
                 entry.setdefault("missing", []).append(arm)
                 continue

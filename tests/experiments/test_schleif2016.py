@@ -354,8 +354,15 @@ def test_fig1_reads_artifacts_under_the_results_root(results_root):
     # no claim on this figure: the paper states nothing measurable about it
     assert fig1.claims(table) == []
     assert len(fig1.figure(table).axes) == 6
+    # outputs rebuilt for a results root other than $RFREPRO_RESULTS (paths.results=, a
+    # reference packaged from another folder) read the images under the table's own root
+    other = results_root.parent / "elsewhere"
+    results_root.rename(other)
+    assert "full" not in fig1.images(table)["usps"]
+    table.attrs["results_root"] = str(other)
+    assert set(fig1.images(table)["usps"]) >= {"exact", "full", "small", "labels"}
     # a missing file is a "not run" panel, not a crash
-    (results_root / rows[0]["artifacts.kernel_image"]).unlink()
+    (other / rows[0]["artifacts.kernel_image"]).unlink()
     assert "full" not in fig1.images(table)["usps"]
 
 
