@@ -383,3 +383,10 @@ def test_dstar_sigma_arm_runs_the_selection_alone_at_scaled_sigma():
     assert run_cfg.kernel.sigma == pytest.approx(0.26) and run_cfg.method.sigma == pytest.approx(0.26)
     assert extra["kernel"] == {"name": "gaussian", "sigma_rule": 0.52, "sigma_scale": 0.5, "sigma": 0.26}
     assert kernel_params(run_cfg) == {"sigma": pytest.approx(0.26)}
+
+
+def test_fig1_shows_means_of_squares():
+    K = np.arange(25.0).reshape(5, 5)
+    # the 4 x 4 corner in 2 x 2 squares; the fifth row and column fill none
+    np.testing.assert_array_equal(fig1.block_means(K, 2), [[3.0, 5.0], [13.0, 15.0]])
+    np.testing.assert_array_equal(fig1.block_means(K, 1), K)
