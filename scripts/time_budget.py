@@ -22,7 +22,9 @@ markdown table per level:
 - per study, its ``--arms`` most expensive arms with their compute time;
 - the least wall time the ``all`` row's compute needs on ``--cores`` cores
   (its compute over the cores, as if every core were busy all the time), and
-  the same without its largest phase: what making that phase free would leave.
+  the same without its largest phase: what making that phase free would leave;
+- the same least wall time per paper (``make reproduce-all`` runs the five
+  papers' studies; ``make leaderboard`` and the spine study are apart from it).
 
 ``--studies`` keeps the studies whose slug matches a shell pattern (e.g.
 ``'leaderboard-*'`` for what ``make leaderboard`` runs).
@@ -91,11 +93,8 @@ def phase_columns(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def budget(results: Path, pattern: str = "*") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(seconds per phase per study, compute per study x arm) for the tables under ``results`` whose slug
-    matches ``pattern``, and a last study row ``all`` counting each computation once (runs that several
-    studies share count once)."""
-    studies, arms, every = [], [], []
+def _tables(results: Path, pattern: str):
+    """(slug, its finished runs' phases, its provenance wall time or None) per tidy table matching ``pattern``."""
     for path in sorted((results / "tables").glob("*.parquet")):
         slug = path.stem
         if not fnmatch.fnmatchcase(slug, pattern):
@@ -105,20 +104,42 @@ def budget(results: Path, pattern: str = "*") -> tuple[pd.DataFrame, pd.DataFram
             continue
         prov = results / "provenance" / f"{slug}.json"
         wall = json.loads(prov.read_text()).get("wall_s") if prov.is_file() else None
-        runs = phase_columns(table)
+        yield slug, phase_columns(table), wall
+
+
+def _once(runs: list[pd.DataFrame]) -> pd.DataFrame:
+    """The runs with each computation once (runs that several studies share, by ``compute_id``)."""
+    allruns = pd.concat(runs)
+    return pd.concat([allruns[allruns["compute_id"] == "-"],
+                      allruns[allruns["compute_id"] != "-"].drop_duplicates("compute_id")])
+
+
+def budget(results: Path, pattern: str = "*") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(seconds per phase per study, compute per study x arm) for the tables under ``results`` whose slug
+    matches ``pattern``, and a last study row ``all`` counting each computation once (runs that several
+    studies share count once)."""
+    studies, arms, every = [], [], []
+    for slug, runs, wall in _tables(results, pattern):
         every.append(runs)
         studies.append({"study": slug, "runs": len(runs), "wall_s": wall, **runs[[*NAMES, "total"]].sum()})
         for arm, part in runs.groupby("arm"):
             arms.append({"study": slug, "arm": arm, "runs": len(part), "compute_s": part["total"].sum()})
     studies = pd.DataFrame(studies)
     if len(studies):
-        allruns = pd.concat(every)
-        once = pd.concat([allruns[allruns["compute_id"] == "-"],
-                          allruns[allruns["compute_id"] != "-"].drop_duplicates("compute_id")])
+        once = _once(every)
         # no span: the studies' spans overlap where one reused another's runs
         studies = pd.concat([studies, pd.DataFrame([{"study": "all", "runs": len(once), "wall_s": None,
                                                      **once[[*NAMES, "total"]].sum()}])], ignore_index=True)
     return studies, pd.DataFrame(arms)
+
+
+def paper_compute(results: Path, pattern: str = "*") -> pd.Series:
+    """Compute seconds per paper (a study's slug up to its first ``-``: ``chen2015``, ``leaderboard``, ...),
+    each computation once."""
+    papers: dict[str, list[pd.DataFrame]] = {}
+    for slug, runs, _ in _tables(results, pattern):
+        papers.setdefault(slug.split("-", 1)[0], []).append(runs)
+    return pd.Series({paper: _once(runs)["total"].sum() for paper, runs in sorted(papers.items())}, dtype=float)
 
 
 def _s(v) -> str:
@@ -156,6 +177,17 @@ def floor(studies: pd.DataFrame, cores: int) -> str:
             f"{100 * every[top] / every['total']:.0f}%) cost nothing.")
 
 
+def paper_floor(compute: pd.Series, cores: int) -> str:
+    """One line: the least wall time of each paper's compute on ``cores`` cores (``make reproduce-all``
+    runs the five papers' studies, ``make leaderboard`` the leaderboard's).
+
+    >>> paper_floor(pd.Series({"chen2015": 1200.0, "leaderboard": 7200.0}), 2)
+    'Per paper, at least: chen2015 10 min, leaderboard 60 min.'
+    """
+    return "Per paper, at least: " + ", ".join(f"{paper} {total / cores / 60:.0f} min"
+                                                for paper, total in compute.items()) + "."
+
+
 def write_between_markers(path: Path, text: str) -> None:
     doc = path.read_text()
     if BEGIN not in doc or END not in doc:
@@ -184,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no table under {results / 'tables'} matching {args.studies!r} has run timings",
               file=sys.stderr)
         return 2
-    text = markdown(studies, arms, args.arms) + "\n" + floor(studies, args.cores) + "\n"
+    text = (markdown(studies, arms, args.arms) + "\n" + floor(studies, args.cores) + "\n"
+            + paper_floor(paper_compute(results, args.studies), args.cores) + "\n")
     print(text, end="")
     if args.write:
         write_between_markers(args.write, text)

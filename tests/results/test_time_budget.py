@@ -73,7 +73,8 @@ def test_a_pattern_keeps_its_studies_and_the_floor_line_divides_their_compute_by
     assert tb.main(["--results", str(results), "--studies", "p-a", "--cores", "4"]) == 0
     out = capsys.readouterr().out
     assert "| p-b |" not in out
-    assert out.endswith(" cost nothing.\n") and "(repeats, 28%)" in out   # p-a's largest phase: 11 of 40 s
+    assert "(repeats, 28%) cost nothing.\n" in out   # p-a's largest phase: 11 of 40 s
+    assert out.endswith("Per paper, at least: p 0 min.\n")  # p-a's 40 s on 4 cores
     # 2 h of compute, 80 min of it training: 60 min on 2 cores, 20 min without the training
     row = {"study": "all", "total": 7200.0, **{n: 0.0 for n in tb.NAMES}, "train": 4800.0, "fit": 1200.0}
     assert tb.floor(pd.DataFrame([row]), 2) == ("On 2 cores this compute needs at least 60 min of wall time; "
@@ -82,3 +83,16 @@ def test_a_pattern_keeps_its_studies_and_the_floor_line_divides_their_compute_by
     assert tb.main(["--results", str(results), "--studies", "q-*"]) == 2
     assert "matching 'q-*'" in capsys.readouterr().err
     assert tb.main(["--results", str(results), "--cores", "0"]) == 2
+
+
+def test_the_per_paper_line_counts_a_shared_computation_once_in_its_paper(tb, tmp_path, capsys):
+    results = _results(tmp_path)
+    # q-c: another paper's study with one run of 60 s
+    pd.DataFrame({"run_id": ["c1"], "status": ["ok"], "arm": ["z"], "compute_id": ["c9"],
+                  "timings.total_s": [60.0]}).to_parquet(results / "tables" / "q-c.parquet")
+    compute = tb.paper_compute(results)
+    assert compute.to_dict() == {"p": 40.0, "q": 60.0}     # p-b's run is p-a's c1: counted once
+    assert tb.paper_compute(results, "q-*").to_dict() == {"q": 60.0}
+    assert tb.paper_floor(compute, 1) == "Per paper, at least: p 1 min, q 1 min."
+    assert tb.main(["--results", str(results)]) == 0
+    assert capsys.readouterr().out.endswith("cost nothing.\nPer paper, at least: p 0 min, q 0 min.\n")
