@@ -17,8 +17,8 @@ so the ratios are comparable on a noisy machine):
                               and the 2-thread speedup of an embarrassingly parallel
                               kernel, before and after, as a control of what the machine allows,
                               and the cache-line round trip between the two cores before and after
-                              (a run counts as quiet when both controls are >= 1.75 and both round
-                              trips show cores that share a cache)
+                              and before each RB 2-thread fit (a run counts as quiet when both
+                              controls are >= 1.75 and every round trip shows cores that share a cache)
   exact kernel refusal        the message ExactKernelRidge raises beyond max_memory_gb
   Laplacian kernel / sklearn  rfrepro.kernels.laplacian_kernel time over scikit-learn's
                               laplacian_kernel (scipy's cityblock distances), one thread, on
@@ -137,24 +137,28 @@ def rows_over_primal(quick: bool, repeats: int) -> None:
           f"coefficients within {gap:.1e})")
 
 
-def _rcd_pair(Z, y, repeats: int, lam: float, tol: float) -> tuple[float, float, float, str]:
-    """(median 1-thread time, median 2-thread time, objectives' largest relative gap, epochs of both)."""
+def _rcd_pair(Z, y, repeats: int, lam: float, tol: float) -> tuple[float, float, float, str, float]:
+    """(median 1-thread time, median 2-thread time, objectives' largest relative gap, epochs of both,
+    the largest cache-line round trip probed right before each 2-thread fit, inf when one was not measured)."""
     def fit(threads):
         return ParallelRCD(lam=lam, task="binary", n_threads=threads, tol=tol, max_epochs=500,
                            random_state=0).fit(Z, y)
 
     fit(1), fit(2)  # compile
     # alternately, so both medians see the same background load
-    t1, t2, f1, f2, e1, e2 = [], [], [], [], [], []
+    t1, t2, f1, f2, e1, e2, probes = [], [], [], [], [], [], []
     for _ in range(repeats):
         for threads, t, f, e in ((1, t1, f1, e1), (2, t2, f2, e2)):
+            if threads == 2:  # the host can move the vCPUs between the probes before and after a run
+                ns = round_trip_ns()
+                probes.append(float("inf") if ns is None else ns)
             elapsed, m = median_time(lambda threads=threads: fit(threads), 1)
             t.append(elapsed)
             f.append(m.objective_)
             e.append(m.n_iter_)
     gap = max(abs(a - b) / a for a in f1 for b in f2)
     epochs = f"{'/'.join(map(str, sorted(set(e1))))} vs {'/'.join(map(str, sorted(set(e2))))} epochs"
-    return float(np.median(t1)), float(np.median(t2)), gap, epochs
+    return float(np.median(t1)), float(np.median(t2)), gap, epochs, max(probes)
 
 
 def _rcd_problems(n: int):
@@ -167,21 +171,23 @@ def _rcd_problems(n: int):
     return Z, F, y
 
 
-def rcd_speedup(Z, F, y, repeats: int) -> tuple[float, float]:
-    """Print one run's lines; return (RB speedup, RB objective gap)."""
+def rcd_speedup(Z, F, y, repeats: int) -> tuple[float, float, bool]:
+    """Print one run's lines; return (RB speedup, RB objective gap, whether the cores shared a cache at
+    every RB 2-thread fit's start)."""
     # tol is the solver's relative stopping bound; 1e-5 leaves both runs within
     # 1e-4 of each other (the same objective to 1e-4 relative), which the gap line checks
     lam, tol = 1e-5, 1e-5
-    t1, t2, gap, ep = _rcd_pair(Z, y, repeats, lam, tol)
+    t1, t2, gap, ep, worst = _rcd_pair(Z, y, repeats, lam, tol)
     print(f"RB: n = {Z.shape[0]}, D = {Z.shape[1]} (sigma = 3.0), 1 thread {t1:.2f} s, 2 threads {t2:.2f} s "
-          f"({ep}), objective gap {gap:.1e} ({'within' if gap <= 1e-4 else 'NOT within'} 1e-4)")
+          f"({ep}), objective gap {gap:.1e} ({'within' if gap <= 1e-4 else 'NOT within'} 1e-4); "
+          f"largest round trip before a 2-thread fit {worst:.0f} ns")
     print(f"RCD speedup 2 threads: {t1 / t2:.2f}  (goal >= 1.6; Lasso, lambda = {lam:g}, tol = {tol:g})")
     speedup, rb_gap = t1 / t2, gap
-    t1, t2, gap, ep = _rcd_pair(F, y, repeats, lam, tol)
+    t1, t2, gap, ep, _ = _rcd_pair(F, y, repeats, lam, tol)
     print(f"RF: 1 thread {t1:.2f} s, 2 threads {t2:.2f} s ({ep}), objective gap {gap:.1e} "
           f"({'within' if gap <= 1e-4 else 'NOT within'} 1e-4)")
     print(f"RCD speedup 2 threads (RF, dense, D = 128): {t1 / t2:.2f}")
-    return speedup, rb_gap
+    return speedup, rb_gap, worst <= SHARED_CACHE_NS
 
 
 def rcd_runs(n: int, repeats: int, runs: int) -> None:
@@ -195,9 +201,9 @@ def rcd_runs(n: int, repeats: int, runs: int) -> None:
         if runs > 1:
             print(f"-- run {run + 1} of {runs}")
         before, near_before = parallel_control(repeats), core_link()
-        speedup, gap = rcd_speedup(Z, F, y, repeats)
+        speedup, gap, near_during = rcd_speedup(Z, F, y, repeats)
         after, near_after = parallel_control(repeats), core_link()
-        rows.append((speedup, gap, before, after, near_before and near_after))
+        rows.append((speedup, gap, before, after, near_before and near_during and near_after))
     if runs > 1:
         print("run  speedup  objective gap  control before/after  cores near  quiet")
         for run, (speedup, gap, before, after, near) in enumerate(rows, 1):
@@ -214,7 +220,8 @@ def rcd_runs(n: int, repeats: int, runs: int) -> None:
 
 
 def _quiet(before: float, after: float, near: bool) -> bool:
-    """A run is quiet when both controls allow a 2x speedup and the cores shared a cache before and after it."""
+    """A run is quiet when both controls allow a 2x speedup and the cores shared a cache before it, at the
+    start of each of its RB 2-thread fits and after it."""
     return min(before, after) >= QUIET and near
 
 
