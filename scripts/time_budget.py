@@ -23,8 +23,12 @@ markdown table per level:
 - the least wall time the ``all`` row's compute needs on ``--cores`` cores
   (its compute over the cores, as if every core were busy all the time), and
   the same without its largest phase: what making that phase free would leave;
-- the same least wall time per paper (``make reproduce-all`` runs the five
-  papers' studies; ``make leaderboard`` and the spine study are apart from it).
+- the same least wall time per paper, as the make targets run its studies: one
+  after another, each on at most ``--cores`` cores, and on one core where the
+  study's config says its runs are timed against each other (``sweep.max_jobs:
+  1``), so that such a study's compute counts whole; then the same for the five
+  papers together (what ``make reproduce-all`` runs; ``make leaderboard`` and the
+  spine study are apart from it).
 
 ``--studies`` keeps the studies whose slug matches a shell pattern (e.g.
 ``'leaderboard-*'`` for what ``make leaderboard`` runs).
@@ -40,6 +44,7 @@ import argparse
 import fnmatch
 import json
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -61,6 +66,8 @@ NESTED = {"kernel ref": ("timings.transform_kernel_rows_s",)}
 REPEATS = ("timings_repeats.fit_s", "timings_repeats.transform_train_s", "timings_repeats.fit_transform_s",
            "timings_repeats.train_s")
 NAMES = [*PHASES, "repeats", "other"]
+#: the papers ``make reproduce-all`` leaves out (the Makefile's ``PAPER_STUDIES``)
+APART = ("leaderboard", "spine")
 BEGIN, END = "<!-- time-budget:begin -->", "<!-- time-budget:end -->"
 
 
@@ -133,13 +140,74 @@ def budget(results: Path, pattern: str = "*") -> tuple[pd.DataFrame, pd.DataFram
     return studies, pd.DataFrame(arms)
 
 
-def paper_compute(results: Path, pattern: str = "*") -> pd.Series:
-    """Compute seconds per paper (a study's slug up to its first ``-``: ``chen2015``, ``leaderboard``, ...),
-    each computation once."""
-    papers: dict[str, list[pd.DataFrame]] = {}
+def study_compute(results: Path, pattern: str = "*", papers: Iterable[str] | None = None) -> pd.DataFrame:
+    """Compute seconds per study (columns ``study``, ``paper``, ``compute_s``), in slug order.
+
+    A computation that several studies share counts once, in the first of them: within each paper, or,
+    with ``papers``, across those papers' studies together (the others are left out).
+    """
+    rows, seen = [], {}
+    keep = None if papers is None else set(papers)
     for slug, runs, _ in _tables(results, pattern):
-        papers.setdefault(slug.split("-", 1)[0], []).append(runs)
-    return pd.Series({paper: _once(runs)["total"].sum() for paper, runs in sorted(papers.items())}, dtype=float)
+        paper = slug.split("-", 1)[0]
+        if keep is not None and paper not in keep:
+            continue
+        ids = seen.setdefault("all" if keep is not None else paper, set())
+        shared = runs["compute_id"] != "-"
+        new = pd.concat([runs[~shared], runs[shared & ~runs["compute_id"].isin(ids)].drop_duplicates("compute_id")])
+        ids.update(runs.loc[shared, "compute_id"])
+        rows.append({"study": slug, "paper": paper, "compute_s": float(new["total"].sum())})
+    return pd.DataFrame(rows, columns=["study", "paper", "compute_s"])
+
+
+def max_jobs(slug: str) -> int | None:
+    """The study's ``sweep.max_jobs`` from its config (None: unlimited, or no config of this checkout names it)."""
+    from rfrepro.harness.grid import max_jobs as study_max_jobs
+
+    paper, _, item = slug.partition("-")
+    try:
+        return study_max_jobs(f"{paper}/{item}")
+    except ValueError:  # an unknown experiment
+        return None
+
+
+def least_wall_s(studies: pd.DataFrame, cores: int, limits: Mapping[str, int | None]) -> tuple[float, float]:
+    """(least wall seconds, the part of it on one core) of ``studies`` (:func:`study_compute`) run one after
+    another, each on ``min(cores, limits[study])`` cores (a missing or None limit: ``cores``).
+
+    >>> s = pd.DataFrame({"study": ["p-a", "p-b"], "paper": ["p", "p"], "compute_s": [600.0, 600.0]})
+    >>> least_wall_s(s, 2, {"p-b": 1})
+    (900.0, 600.0)
+    """
+    use = [min(cores, limits.get(slug) or cores) for slug in studies["study"]]
+    wall = studies["compute_s"] / use
+    return float(wall.sum()), float(wall[[u == 1 for u in use]].sum()) if cores > 1 else 0.0
+
+
+def paper_floor(studies: pd.DataFrame, cores: int, limits: Mapping[str, int | None],
+                together: pd.DataFrame | None = None) -> str:
+    """One line: the least wall time of each paper's studies (:func:`study_compute`) on ``cores`` cores, as
+    the make targets run them (:func:`least_wall_s`), with the part of it on one core, then that of
+    ``together`` (the studies ``make reproduce-all`` runs, each computation once), when given.
+
+    >>> s = pd.DataFrame({"study": ["p-a", "p-b", "q-c"], "paper": ["p", "p", "q"],
+    ...                   "compute_s": [600.0, 600.0, 7200.0]})
+    >>> print(paper_floor(s, 2, {"p-b": 1}, together=s[s["paper"] == "p"]))
+    Per paper, at least: p 15 min (10 of them one run at a time), q 60 min; make reproduce-all's studies 15 min (10 one run at a time).
+    """
+    def fmt(part: pd.DataFrame) -> tuple[str, str]:
+        wall, serial = least_wall_s(part, cores, limits)
+        return f"{wall / 60:.0f} min", f"{serial / 60:.0f}" if serial else ""
+
+    parts = []
+    for paper, part in studies.groupby("paper", sort=True):
+        total, serial = fmt(part)
+        parts.append(f"{paper} {total}" + (f" ({serial} of them one run at a time)" if serial else ""))
+    line = "Per paper, at least: " + ", ".join(parts)
+    if together is not None and len(together):
+        total, serial = fmt(together)
+        line += f"; make reproduce-all's studies {total}" + (f" ({serial} one run at a time)" if serial else "")
+    return line + "."
 
 
 def _s(v) -> str:
@@ -177,17 +245,6 @@ def floor(studies: pd.DataFrame, cores: int) -> str:
             f"{100 * every[top] / every['total']:.0f}%) cost nothing.")
 
 
-def paper_floor(compute: pd.Series, cores: int) -> str:
-    """One line: the least wall time of each paper's compute on ``cores`` cores (``make reproduce-all``
-    runs the five papers' studies, ``make leaderboard`` the leaderboard's).
-
-    >>> paper_floor(pd.Series({"chen2015": 1200.0, "leaderboard": 7200.0}), 2)
-    'Per paper, at least: chen2015 10 min, leaderboard 60 min.'
-    """
-    return "Per paper, at least: " + ", ".join(f"{paper} {total / cores / 60:.0f} min"
-                                                for paper, total in compute.items()) + "."
-
-
 def write_between_markers(path: Path, text: str) -> None:
     doc = path.read_text()
     if BEGIN not in doc or END not in doc:
@@ -216,8 +273,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no table under {results / 'tables'} matching {args.studies!r} has run timings",
               file=sys.stderr)
         return 2
+    per_study = study_compute(results, args.studies)
+    limits = {slug: max_jobs(slug) for slug in per_study["study"]}
+    papers = sorted(set(per_study["paper"]) - set(APART))
     text = (markdown(studies, arms, args.arms) + "\n" + floor(studies, args.cores) + "\n"
-            + paper_floor(paper_compute(results, args.studies), args.cores) + "\n")
+            + paper_floor(per_study, args.cores, limits,
+                          together=study_compute(results, args.studies, papers=papers)) + "\n")
     print(text, end="")
     if args.write:
         write_between_markers(args.write, text)

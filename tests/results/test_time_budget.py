@@ -74,7 +74,7 @@ def test_a_pattern_keeps_its_studies_and_the_floor_line_divides_their_compute_by
     out = capsys.readouterr().out
     assert "| p-b |" not in out
     assert "(repeats, 28%) cost nothing.\n" in out   # p-a's largest phase: 11 of 40 s
-    assert out.endswith("Per paper, at least: p 0 min.\n")  # p-a's 40 s on 4 cores
+    assert out.endswith("Per paper, at least: p 0 min; make reproduce-all's studies 0 min.\n")  # 40 s, 4 cores
     # 2 h of compute, 80 min of it training: 60 min on 2 cores, 20 min without the training
     row = {"study": "all", "total": 7200.0, **{n: 0.0 for n in tb.NAMES}, "train": 4800.0, "fit": 1200.0}
     assert tb.floor(pd.DataFrame([row]), 2) == ("On 2 cores this compute needs at least 60 min of wall time; "
@@ -85,14 +85,39 @@ def test_a_pattern_keeps_its_studies_and_the_floor_line_divides_their_compute_by
     assert tb.main(["--results", str(results), "--cores", "0"]) == 2
 
 
-def test_the_per_paper_line_counts_a_shared_computation_once_in_its_paper(tb, tmp_path, capsys):
+def test_the_per_paper_line_counts_a_shared_computation_once_and_a_timed_study_on_one_core(tb, tmp_path, capsys):
     results = _results(tmp_path)
-    # q-c: another paper's study with one run of 60 s
-    pd.DataFrame({"run_id": ["c1"], "status": ["ok"], "arm": ["z"], "compute_id": ["c9"],
-                  "timings.total_s": [60.0]}).to_parquet(results / "tables" / "q-c.parquet")
-    compute = tb.paper_compute(results)
-    assert compute.to_dict() == {"p": 40.0, "q": 60.0}     # p-b's run is p-a's c1: counted once
-    assert tb.paper_compute(results, "q-*").to_dict() == {"q": 60.0}
-    assert tb.paper_floor(compute, 1) == "Per paper, at least: p 1 min, q 1 min."
+    # q-c: another paper's study: p-a's run c1 (30 s) again and a run of its own (7200 s)
+    pd.DataFrame({"run_id": ["c0", "c1"], "status": ["ok", "ok"], "arm": ["z", "z"], "compute_id": ["c1", "c9"],
+                  "timings.total_s": [30.0, 7200.0]}).to_parquet(results / "tables" / "q-c.parquet")
+    per_paper = tb.study_compute(results)
+    assert per_paper.set_index("study")["compute_s"].to_dict() == {"p-a": 40.0, "p-b": 0.0, "q-c": 7230.0}
+    assert per_paper["paper"].tolist() == ["p", "p", "q"]
+    together = tb.study_compute(results, papers=["p", "q"])   # c1 counts once, in p-a
+    assert together.set_index("study")["compute_s"].to_dict() == {"p-a": 40.0, "p-b": 0.0, "q-c": 7200.0}
+    assert tb.study_compute(results, papers=["q"])["compute_s"].tolist() == [7230.0]
+    assert tb.study_compute(results, "q-*")["study"].tolist() == ["q-c"]
+    # on 2 cores: q-c alone 60 min; timed (one run at a time) 120 min, all of it on one core
+    assert tb.least_wall_s(together, 2, {}) == (3620.0, 0.0)
+    assert tb.least_wall_s(together, 2, {"q-c": 1}) == (7220.0, 7200.0)
+    assert tb.least_wall_s(together, 1, {"q-c": 1}) == (7240.0, 0.0)   # one core: nothing apart
+    assert tb.paper_floor(per_paper, 2, {"q-c": 1}, together=together) == (
+        "Per paper, at least: p 0 min, q 120 min (120 of them one run at a time); "
+        "make reproduce-all's studies 120 min (120 one run at a time).")
+    assert tb.paper_floor(per_paper, 4, {}) == "Per paper, at least: p 0 min, q 30 min."
+    # the limit is the study's own config: Wu Fig. 5's runs are timed against each other
+    assert (tb.max_jobs("wu2016-fig5"), tb.max_jobs("sun2018-fig1"), tb.max_jobs("p-a")) == (1, None, None)
     assert tb.main(["--results", str(results)]) == 0
-    assert capsys.readouterr().out.endswith("cost nothing.\nPer paper, at least: p 0 min, q 0 min.\n")
+    assert capsys.readouterr().out.endswith(
+        "cost nothing.\nPer paper, at least: p 0 min, q 60 min; make reproduce-all's studies 60 min.\n")
+    # the leaderboard and the spine study are not make reproduce-all's
+    (results / "tables" / "q-c.parquet").rename(results / "tables" / "leaderboard-c.parquet")
+    assert tb.main(["--results", str(results)]) == 0
+    assert capsys.readouterr().out.endswith("leaderboard 60 min, p 0 min; make reproduce-all's studies 0 min.\n")
+
+
+def test_the_examples_in_the_scripts_docstrings_hold(tb):
+    import doctest
+
+    result = doctest.testmod(tb, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 3 and result.failed == 0
