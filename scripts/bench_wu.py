@@ -137,9 +137,11 @@ def rows_over_primal(quick: bool, repeats: int) -> None:
           f"coefficients within {gap:.1e})")
 
 
-def _rcd_pair(Z, y, repeats: int, lam: float, tol: float) -> tuple[float, float, float, str, float]:
+def _rcd_pair(Z, y, repeats: int, lam: float, tol: float,
+              probe: bool = False) -> tuple[float, float, float, str, float]:
     """(median 1-thread time, median 2-thread time, objectives' largest relative gap, epochs of both,
-    the largest cache-line round trip probed right before each 2-thread fit, inf when one was not measured)."""
+    with ``probe`` the largest cache-line round trip probed right before each 2-thread fit, inf when one
+    was not measured; nan without)."""
     def fit(threads):
         return ParallelRCD(lam=lam, task="binary", n_threads=threads, tol=tol, max_epochs=500,
                            random_state=0).fit(Z, y)
@@ -149,7 +151,7 @@ def _rcd_pair(Z, y, repeats: int, lam: float, tol: float) -> tuple[float, float,
     t1, t2, f1, f2, e1, e2, probes = [], [], [], [], [], [], []
     for _ in range(repeats):
         for threads, t, f, e in ((1, t1, f1, e1), (2, t2, f2, e2)):
-            if threads == 2:  # the host can move the vCPUs between the probes before and after a run
+            if probe and threads == 2:  # the host can move the vCPUs between the probes before and after a run
                 ns = round_trip_ns()
                 probes.append(float("inf") if ns is None else ns)
             elapsed, m = median_time(lambda threads=threads: fit(threads), 1)
@@ -158,7 +160,7 @@ def _rcd_pair(Z, y, repeats: int, lam: float, tol: float) -> tuple[float, float,
             e.append(m.n_iter_)
     gap = max(abs(a - b) / a for a in f1 for b in f2)
     epochs = f"{'/'.join(map(str, sorted(set(e1))))} vs {'/'.join(map(str, sorted(set(e2))))} epochs"
-    return float(np.median(t1)), float(np.median(t2)), gap, epochs, max(probes)
+    return float(np.median(t1)), float(np.median(t2)), gap, epochs, max(probes, default=float("nan"))
 
 
 def _rcd_problems(n: int):
@@ -177,7 +179,7 @@ def rcd_speedup(Z, F, y, repeats: int) -> tuple[float, float, bool]:
     # tol is the solver's relative stopping bound; 1e-5 leaves both runs within
     # 1e-4 of each other (the same objective to 1e-4 relative), which the gap line checks
     lam, tol = 1e-5, 1e-5
-    t1, t2, gap, ep, worst = _rcd_pair(Z, y, repeats, lam, tol)
+    t1, t2, gap, ep, worst = _rcd_pair(Z, y, repeats, lam, tol, probe=True)
     print(f"RB: n = {Z.shape[0]}, D = {Z.shape[1]} (sigma = 3.0), 1 thread {t1:.2f} s, 2 threads {t2:.2f} s "
           f"({ep}), objective gap {gap:.1e} ({'within' if gap <= 1e-4 else 'NOT within'} 1e-4); "
           f"largest round trip before a 2-thread fit {worst:.0f} ns")
