@@ -130,7 +130,8 @@ def test_gram_form_runs_the_same_steps_as_the_row_form(loss, fit_intercept, n_cl
 def test_wide_features_use_the_gram_and_keep_the_row_forms_model(monkeypatch):
     X, y = _blobs(n=150, d=400, n_classes=2, seed=5, spread=0.2)
     assert svm_mod._gram(X) is not None and svm_mod._gram(X[:, :100]) is None
-    assert svm_mod._gram(X[:, :200].astype(np.float32)) is None  # its float64 Gram is larger than it
+    assert svm_mod._gram(X[:, :200].astype(np.float32)) is not None  # D >= n in either dtype
+    assert svm_mod._gram(X[:, :149].astype(np.float32)) is None
     assert svm_mod._gram(sp.csr_matrix(X)) is None
     fitted = LinearSVM(lam="cv").fit(X, y)
     monkeypatch.setattr(svm_mod, "_gram", lambda X: None)

@@ -326,7 +326,16 @@ def test_time_repeats_keeps_each_steps_fastest_and_every_repetition(results_root
     for key, values in reps.items():
         assert values == durations, key
         assert rec["timings"][key] == 1.0
-    with pytest.raises(ValueError, match=r"eval.time_repeats must be an int in the range \[1, inf\), got 0"):
-        from rfrepro.harness.validate import check_run_config
+    # a budget below the first repetition's 3 x 3 s: timed once; above it: three times, as without one
+    ticks.clear()
+    once_long = run_and_record(compose(FAST + ["eval.time_repeats=3", "eval.time_repeats_budget_s=8.5"]))
+    assert once_long["timings_repeats"] == {k: [3.0] for k in reps} and once_long["timings"]["train_s"] == 3.0
+    ticks.clear()
+    thrice = run_and_record(compose(FAST + ["eval.time_repeats=3", "eval.time_repeats_budget_s=9.5"]))
+    assert thrice["timings_repeats"] == reps
+    from rfrepro.harness.validate import check_run_config
 
+    with pytest.raises(ValueError, match=r"eval.time_repeats must be an int in the range \[1, inf\), got 0"):
         check_run_config(compose(FAST + ["eval.time_repeats=0"]))
+    with pytest.raises(ValueError, match=r"eval.time_repeats_budget_s must be .*got 0"):
+        check_run_config(compose(FAST + ["eval.time_repeats_budget_s=0"]))

@@ -34,8 +34,9 @@ def _orthonormal_basis(Y: np.ndarray) -> np.ndarray:
     return scipy.linalg.qr(np.asarray(Y, dtype=np.float64), mode="economic")[0]
 
 
-def _row_space_basis(F: np.ndarray) -> np.ndarray:
-    """An orthonormal basis (d x r, float64) of the row space of F (n x d, n < d), r its numerical rank.
+def _row_space_basis(F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(V, F V): an orthonormal basis V (d x r, float64) of the row space of F (n x d, n < d), r
+    its numerical rank, and the training rows' coordinates in it (n x r, float64).
 
     TEFM at l >= n: the sketch Y = F^T Theta (d x l) then spans the row space
     of F whatever Theta is (with probability 1), so Q = orth(Y) is a basis of
@@ -48,13 +49,16 @@ def _row_space_basis(F: np.ndarray) -> np.ndarray:
     U^T, V = F^T U S^-1, dropping S^2 at or below n eps of the largest (the
     cut of scipy.linalg.pinvh). Two GEMMs and an n x n eigh instead of the
     Householder QR of a d x l matrix, which LAPACK runs far below the GEMM
-    rate (at n = 2000, l = 4096, d = 16384: about 5 s against 40 s).
+    rate (at n = 2000, l = 4096, d = 16384: about 5 s against 40 s). The
+    training rows' coordinates F V are U S (F F^T U = U S^2 on the kept
+    pairs), so ``fit_transform`` needs no third n x d x r product.
     """
     F64 = np.asarray(F, dtype=np.float64)
     evals, evecs = scipy.linalg.eigh(F64 @ F64.T)
     keep = evals > max(evals[-1], 0.0) * F64.shape[0] * np.finfo(np.float64).eps
     evals, evecs = evals[keep][::-1], evecs[:, keep][:, ::-1]
-    return F64.T @ (evecs / np.sqrt(evals))
+    s = np.sqrt(evals)
+    return F64.T @ (evecs / s), evecs * s
 
 
 def _gram_times(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -68,8 +72,9 @@ def _gram_times(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
 class _TEFM(ProjectedRKS):
     """Shared fit of TEFM-G and TEFM-S; subclasses implement ``_sketch(F, l, rng)`` -> Y."""
 
-    def _fit_basis(self, X) -> np.ndarray:
-        """Draw the RKS map, fit Q, and return the training features F (n x d)."""
+    def _fit_basis(self, X) -> tuple[np.ndarray, np.ndarray | None]:
+        """Draw the RKS map and fit Q; return the training features F (n x d) and, when l >= n,
+        their first ``rank_`` output columns F Q (else None)."""
         self._check_sketch_params()
         rng = check_random_state(self.random_state)
         n_up = self._fit_rks(X, rng).n_features_out_
@@ -80,16 +85,19 @@ class _TEFM(ProjectedRKS):
                 f"(n_up_components={self.n_up_components}, variant={self.variant!r})"
             )
         F = self.rff_.transform(X)
+        coords = None
         if n_out >= F.shape[0]:
-            basis = _row_space_basis(F)
-            self.components_ = np.zeros((F.shape[1], n_out))
+            basis, coords = _row_space_basis(F)
+            # Column-major: the basis is one contiguous block that the projection reads in
+            # place, and the zero columns past it are never touched (nor their pages).
+            self.components_ = np.zeros((F.shape[1], n_out), order="F")
             self.components_[:, : basis.shape[1]] = basis
             self.rank_ = basis.shape[1]
         else:
             self.components_ = _orthonormal_basis(self._sketch(F, n_out, rng))
             self.rank_ = n_out
         self.n_features_out_ = n_out
-        return F
+        return F, coords
 
     def _fit(self, X):
         self._fit_basis(X)
@@ -98,9 +106,13 @@ class _TEFM(ProjectedRKS):
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return F Q, reusing the training features F instead of recomputing them."""
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
-        F = self._fit_basis(X)
+        F, coords = self._fit_basis(X)
         out = np.empty((F.shape[0], self.n_features_out_), dtype=F.dtype)
-        self._down(F, out)
+        if coords is None:
+            self._down(F, out)
+        else:  # l >= n: F Q is known from the fit (U S, see _row_space_basis)
+            out[:, : self.rank_] = coords
+            out[:, self.rank_ :] = 0
         return out
 
     def _down_cost(self, n: int, dtype) -> dict:
@@ -110,10 +122,11 @@ class _TEFM(ProjectedRKS):
 
     def _down(self, F, out):
         rank = self.rank_
+        Q = self.components_[:, :rank].astype(F.dtype, copy=False)  # float64 rows: Q itself, no copy
         if rank == out.shape[1]:
-            np.matmul(F, self.components_.astype(F.dtype), out=out)
+            np.matmul(F, Q, out=out)
         else:  # the columns past rank_ are zero (l >= n: see _fit_basis)
-            out[:, :rank] = F @ self.components_[:, :rank].astype(F.dtype)
+            out[:, :rank] = F @ Q
             out[:, rank:] = 0
 
     def _check_sketch_params(self):
@@ -171,7 +184,8 @@ class TEFMG(_TEFM):
     never forming F^T F or F F^T, and Y is re-orthonormalised before each
     (Halko et al. 2011, Algorithm 4.4): the same subspace in exact arithmetic,
     but directions of small singular values are not lost to round-off.
-    ``fit_transform`` returns F Q from the F it fitted on; ``transform``
+    ``fit_transform`` returns F Q from the F it fitted on (at l >= n, U S
+    from the fit's eigendecomposition, the same up to round-off); ``transform``
     recomputes f(x) in row blocks.
 
     References
@@ -268,7 +282,8 @@ class TEFMS(_TEFM):
     input dtype) and Y (d x l). Theta^T F transforms blocks of columns of F,
     copied transposed so each transform runs on contiguous memory: one block
     (about 32 MB) is held beside F. ``fit_transform`` returns F Q from the F
-    it fitted on; ``transform`` recomputes f(x) in row blocks.
+    it fitted on (at l >= n, U S from the fit's eigendecomposition, the same
+    up to round-off); ``transform`` recomputes f(x) in row blocks.
 
     References
     ----------

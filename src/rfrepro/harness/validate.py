@@ -59,6 +59,7 @@ RUN_CONSTRAINTS: dict[str, list] = {
     "eval.test_chunk_rows": POSITIVE_INT,
     "eval.warmup_rows": NONNEGATIVE_INT,
     "eval.time_repeats": POSITIVE_INT,
+    "eval.time_repeats_budget_s": [None, *POSITIVE_REAL],
     "eval.share_fit": ["boolean"],
 }
 #: config keys of an estimator node that are not constructor parameters
