@@ -137,3 +137,16 @@ def test_invalid_max_jobs_is_bad_input(bad):
 
     with pytest.raises(ValueError, match="sweep.max_jobs must be an integer >= 1"):
         max_jobs("sun2018/fig1", extra=[f"++sweep.max_jobs={bad}"])
+
+
+def test_a_large_plan_shows_its_progress(monkeypatch, capsys):
+    from rfrepro.harness import plan as plan_mod
+
+    quiet = plan_mod.plan("sun2018/fig1", smoke=True, progress=True)  # below PLAN_PROGRESS_RUNS: no bar
+    assert len(quiet) == N_SMOKE < plan_mod.PLAN_PROGRESS_RUNS and "planning" not in capsys.readouterr().err
+    monkeypatch.setattr(plan_mod, "PLAN_PROGRESS_RUNS", N_SMOKE)
+    shown = plan_mod.plan("sun2018/fig1", smoke=True, progress=True)
+    assert f"| 0/{N_SMOKE} [" in capsys.readouterr().err  # the bar, from 0 of its runs (it is cleared at the end)
+    assert [p.run_id for p in shown] == [p.run_id for p in quiet]
+    plan_mod.plan("sun2018/fig1", smoke=True)  # progress is off by default (a library call)
+    assert "planning" not in capsys.readouterr().err
