@@ -165,7 +165,8 @@ def run_sweep(
         print(f"{name}: {limit} run(s) at a time, not {jobs} (sweep.max_jobs: its runs are timed and "
               f"must not share cores)", file=sys.stderr)
         jobs = limit
-    planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force, progress=progress)
+    planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force,
+                   progress=progress)
     roots = {str(p.cfg.paths.results) for p in planned if p.cfg is not None}
     for root in roots:  # the plan is what the study's outputs are drawn from (rfrepro.harness.plan)
         save_plan(name, planned, root, smoke=smoke, extra=extra)
