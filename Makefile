@@ -1,8 +1,10 @@
 # rfrepro: every target sets up its own virtualenv (.venv) on first use.
 #   make demo                      regenerate Sun et al. 2018 Fig. 1 from generated data
 #   make test                      the fast test suite (make test-all: everything; JOBS=n worker processes)
-#   make reproduce-<paper>-<item>  one paper figure/table (SMOKE=1: the subsampled CI version;
-#                                  JOBS=n runs in parallel; SCHEDULER=tcp://host:8786 on a Dask cluster;
+#   make reproduce-<paper>-<item>  one study of `make list`, e.g. make reproduce-sun2018-fig1,
+#                                  make reproduce-leaderboard-gaussian-regression, make reproduce-spine-rff-kernel-approx
+#                                  (SMOKE=1: the subsampled CI version; JOBS=n runs in parallel;
+#                                  SCHEDULER=tcp://host:8786 on a Dask cluster;
 #                                  ARGS="key=value ...": overrides, e.g. ARGS="mirror=file:///mirror")
 #   make smoke                     every experiment in smoke mode
 #   make reproduce-all             every study of the five papers at full settings, then the report
@@ -10,8 +12,12 @@
 #   make leaderboard               every map at equal feature budgets on its own kernel, cross-paper claims (SMOKE=1, JOBS=n)
 #   make report                    results/REPORT.md from the records so far (SMOKE=1: results/smoke/)
 #   make reference STUDY=<p>-<i>   run one study at full settings and save its outputs in results/reference/
-#   make list                      the experiments you can reproduce
+#   make list                      every study as its make reproduce-<paper>-<item> target, with its time and status
+#   make setup                     only the virtualenv (.venv, from requirements.lock)
 #   make lock [UPGRADE=1]          refresh requirements.lock (the exact, hashed environment)
+#   make lint                      ruff on src, tests, scripts and experiments
+#   make bench                     the feature maps' timing benchmark (scripts/bench_features.py)
+#   make clean-results             delete every generated results folder (records, plans, outputs, REPORT.md)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -25,8 +31,9 @@ EXPERIMENTS = $(shell find conf/experiment -name '*.yaml' ! -name '_*' | sed -e 
 .PHONY: setup lock demo test test-all smoke reproduce-all leaderboard report reference list lint bench clean-results help
 .DEFAULT_GOAL := help
 
+# the comment block at the top of this file, without its '#'
 help:
-	@sed -n '2,12p' Makefile
+	@sed -n '1,/^[^#]/s/^# \{0,1\}//p' Makefile
 
 # The environment is locked: requirements.lock pins every package (dev tools
 # included) with its sha256 hashes, for CPython 3.11. It is pip-tools' format
@@ -93,9 +100,16 @@ reproduce-all: setup
 # the cross-paper leaderboard: its studies in turn (each resumable; one pair per kernel:
 # gaussian-*, laplacian-*, polynomial-*), then the report. ARGS="paths.results=DIR": the
 # runs go to DIR itself, smoke or not (no smoke/ under it), and the report is DIR's
+# METHODS="+name -arm": add the method `name` (its yaml's leaderboard block names its kernels) to
+# every study of those kernels, and leave the arm `arm` out (sweep.arms_from.add / .drop)
 LEADERBOARD = $(filter leaderboard/%,$(EXPERIMENTS))
+comma := ,
+empty :=
+space := $(empty) $(empty)
+LB_LIST = $(subst $(space),$(comma),$(strip $(patsubst $(1)%,%,$(filter $(1)%,$(METHODS)))))
+LB_ARGS = $(if $(call LB_LIST,+),sweep.arms_from.add=[$(call LB_LIST,+)]) $(if $(call LB_LIST,-),sweep.arms_from.drop=[$(call LB_LIST,-)])
 leaderboard: setup
-	@for e in $(LEADERBOARD); do $(MAKE) --no-print-directory reproduce-$$(echo $$e | tr / -) || exit $$?; done
+	@for e in $(LEADERBOARD); do $(MAKE) --no-print-directory reproduce-$$(echo $$e | tr / -) ARGS="$(ARGS) $(strip $(LB_ARGS))" || exit $$?; done
 	$(REPORT_CMD)
 
 report: setup

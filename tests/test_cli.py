@@ -74,3 +74,84 @@ def test_an_ad_hoc_run_prints_where_its_record_went(tmp_path):
     line = next(x for x in proc.stdout.splitlines() if x.startswith("[ok] adhoc/run"))
     record = Path(line.split("(record: ")[1].rstrip(")"))
     assert record.parent == tmp_path / "runs" / "adhoc-run" and json.loads(record.read_text())["status"] == "ok"
+
+
+#: a user's own map that declares no _parameter_constraints (it checks n_components in fit)
+USER_MAP = '''
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+
+class MyMap(TransformerMixin, BaseEstimator):
+    def __init__(self, n_components=10, kernel="gaussian", sigma=1.0, variant="cos", random_state=None):
+        self.n_components, self.kernel, self.sigma = n_components, kernel, sigma
+        self.variant, self.random_state = variant, random_state
+
+    def fit(self, X, y=None):
+        if self.n_components < 1:
+            raise ValueError(f"n_components must be positive, got {self.n_components}")
+        self.W_ = np.random.default_rng(self.random_state).standard_normal((X.shape[1], self.n_components))
+        return self
+
+    def transform(self, X):
+        return np.cos(X @ self.W_ / self.sigma)
+'''
+
+
+def _bad_input(proc, results, line):
+    """Exit 2, exactly one stderr line, and nothing under the results folder but the empty runs/ probe."""
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [line]
+    written = [p for p in results.rglob("*") if p.is_file()] if results.exists() else []
+    assert not written and not list(results.rglob("plans"))
+
+
+@pytest.mark.parametrize("args, line", [
+    (["-m", "rfrepro", "method.n_componets=512"],
+     "error: bad config: Could not override 'method.n_componets': unknown key; did you mean method.n_components?"),
+    (["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "method.n_componets=512"],
+     "error: Could not override 'method.n_componets': unknown key; did you mean method.n_components?"),
+    # an arm of Sun Fig. 1 uses method=exact (no n_components): the value is named, not "use +key"
+    (["-m", "rfrepro.reproduce", "sun2018/fig1", "--smoke", "method.n_components=-5"],
+     "error: method.n_components must be an int in the range [1, inf), got -5 "
+     "(the override method.n_components=-5, in the arm rfsvm_unif)"),
+    (["-m", "rfrepro", "dataset=cpusmall,a9a", "-m"],
+     "error: the datasets mix tasks (a9a: binary, cpusmall: regression) and the default model follows the "
+     "task (krr for regression, linear_svm otherwise): give model= or run them apart"),
+])
+def test_a_newcomers_mistake_is_one_line_and_exit_2_before_anything_runs(tmp_path, args, line):
+    results = tmp_path / "results"
+    _bad_input(_run(args, results), results, line)
+
+
+def test_a_bad_value_for_a_map_without_constraints_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "mymaps.py").write_text(USER_MAP)
+    results = tmp_path / "results"
+    env = {**os.environ, "RFREPRO_RESULTS": str(results), "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "rfrepro", "method._target_=mymaps.MyMap",
+                           "method.n_components=-5"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    _bad_input(proc, results, "error: bad config: method.n_components=-5: MyMap rejected it: "
+                              "ValueError: n_components must be positive, got -5")
+
+
+@pytest.mark.parametrize("args, model", [
+    (["dataset=cpusmall"], "krr"),                      # regression: ridge on the features
+    (["dataset=a9a"], "linear_svm"),                    # classification: the linear SVM
+    (["dataset=cpusmall", "model=cg_ridge"], "cg_ridge"),  # a model= given wins
+    (["experiment=chen2015/fig2"], "krr"),              # a study keeps its own model
+    (["experiment=sun2018/fig1", "dataset=cpusmall"], "linear_svm"),
+])
+def test_without_model_the_model_follows_the_datasets_task(tmp_path, args, model):
+    results = tmp_path / "results"
+    proc = _run(["-m", "rfrepro", *args, "--cfg", "job"], results)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"model:\n  name: {model}\n" in proc.stdout
+    assert not results.exists()
+
+
+def test_help_states_the_default_model_rule(tmp_path):
+    out = _run(["-m", "rfrepro", "--help"], tmp_path).stdout
+    assert ("Without model= (and without experiment=, whose studies set their own) the model\n"
+            "follows the dataset's task: model=krr (ridge regression on the features) for a\n"
+            "regression dataset, model=linear_svm for a classification one.") in out
+    assert 'an unknown key is refused with the closest keys ("did you mean method.n_components?")' in out

@@ -43,3 +43,20 @@ def test_study_names_from_make_targets():
     assert resolve_study("rff-kernel-approx") == "spine/rff-kernel-approx"
     with pytest.raises(ValueError, match="did you mean sun2018-fig"):
         resolve_study("sun2018-fig99")
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["method.n_componets=512"],
+     "Could not override 'method.n_componets': unknown key; did you mean method.n_components?"),
+    (["sed=1"], "Could not override 'sed': unknown key; did you mean seed?"),
+    (["method=exact", "method.n_components=512"],
+     "Could not override 'method.n_components': unknown key; method=exact has name, _target_, kernel, sigma, "
+     "cache_bytes"),
+])
+def test_an_unknown_key_is_one_line_with_the_closest_keys_of_the_config(overrides, message):
+    from rfrepro.harness.config import UnknownKey, compose_cached
+
+    for how in (compose, compose_cached):  # Hydra's compose and the cached one say the same
+        with pytest.raises(UnknownKey) as err:
+            how(overrides)
+        assert str(err.value) == message

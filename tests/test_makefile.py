@@ -3,6 +3,7 @@
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,3 +75,26 @@ def test_reproduce_all_is_every_study_of_the_five_papers():
     on_disk = {f"{p.parent.name}/{p.stem}" for paper in papers
                for p in (ROOT / "conf" / "experiment" / paper).glob("*.yaml") if not p.name.startswith("_")}
     assert sorted(studies) == sorted(on_disk) and len(studies) == 20
+
+
+def test_make_alone_shows_every_target_and_the_form_of_make_lists_targets():
+    proc = subprocess.run(["make", "--no-print-directory", "-o", "setup", "-o", ".venv/.installed"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "rfrepro: every target sets up its own virtualenv (.venv) on first use."
+    assert not any(line.startswith("#") for line in lines)
+    # every target the Makefile declares, but help itself (make test-all is said on make test's line)
+    phony = re.search(r"^\.PHONY: (.*)$", (ROOT / "Makefile").read_text(), flags=re.M).group(1).split()
+    shown = {m.group(1) for line in lines for m in re.finditer(r"\bmake ([a-z][\w<>-]*)", line)}
+    assert set(phony) - {"help"} <= shown, set(phony) - shown
+    # `make list` lists its studies as make reproduce-<study>: the help gives that form and examples
+    assert "  make reproduce-<paper>-<item>  one study of `make list`, e.g. make reproduce-sun2018-fig1," in lines
+    assert any(line.lstrip().startswith("make list ") and "make reproduce-<paper>-<item> target" in line
+               for line in lines)
+    from rfrepro.harness.config import options
+
+    listed = subprocess.run([sys.executable, "-m", "rfrepro.reproduce", "list"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120).stdout
+    for study in options("experiment"):  # each is make reproduce-<paper>-<item>
+        assert study.replace("/", "-") in listed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import pytest
 
 import rfrepro.features as features
@@ -92,3 +93,66 @@ def test_the_run_table_names_only_keys_the_config_has():
     missing = [k for k in RUN_CONSTRAINTS if OmegaConf.select(cfg, k, default="__absent__") == "__absent__"
                and not k.startswith("dataset.") and k != "kernel.sigma_scale"]  # the last: added by ++ only
     assert not missing
+
+
+class NoConstraintMap:
+    """A user's scikit-learn-style map without ``_parameter_constraints``: its fit checks, and counts."""
+
+    fits = 0
+
+    def __init__(self, n_components=10, kernel="gaussian", sigma=1.0, variant="cos", random_state=None):
+        self.n_components, self.kernel, self.sigma = n_components, kernel, sigma
+        self.variant, self.random_state = variant, random_state
+
+    def fit(self, X, y=None):
+        type(self).fits += 1
+        if not isinstance(self.sigma, float):
+            raise TypeError(f"sigma must be a number, got {self.sigma!r}")
+        if self.n_components < 1:
+            raise ValueError(f"n_components must be positive, got {self.n_components}")
+        # landmarks drawn without replacement: needs at least n_components rows
+        self.rows_ = np.random.default_rng(0).choice(len(X), self.n_components, replace=False)
+        return self
+
+    def transform(self, X):
+        return X[:, :1]
+
+
+def _user_map(*overrides):
+    return compose([f"method._target_={__name__}.NoConstraintMap", *overrides])
+
+
+def test_a_map_without_constraints_is_fitted_on_a_few_rows_once_per_distinct_parameters():
+    from rfrepro.harness.validate import PROBE_ROWS
+
+    NoConstraintMap.fits = 0
+    cfg = _user_map("method.n_components=-5")
+    for _ in range(3):  # the same (target, parameters): probed once
+        with pytest.raises(ValueError) as err:
+            check_run_config(cfg)
+        assert str(err.value) == ("method.n_components=-5: NoConstraintMap rejected it: "
+                                  "ValueError: n_components must be positive, got -5")
+    assert NoConstraintMap.fits == 1
+    # sigma: median (the ad-hoc default) is a number by the time a run builds its map;
+    # more landmarks than PROBE_ROWS rows is tried again on enough rows, not refused
+    for seed in (0, 1):
+        check_run_config(_user_map(f"method.n_components={PROBE_ROWS + 4}", f"seed={seed}"))
+    assert NoConstraintMap.fits == 1 + 2 * 2
+
+
+def test_a_user_override_applies_to_the_arms_whose_config_has_its_key(tmp_path, capsys):
+    from rfrepro.harness.plan import plan
+
+    extra = [f"paths.results={tmp_path}", "method.n_components=3"]
+    planned = plan("sun2018/fig1", smoke=True, extra=extra)
+    applied = {p.job.arm: p.cfg.method.get("n_components") for p in planned}
+    assert applied == {"ksvm": None, "ksvm_bias": None, "rfsvm_unif": 3, "rfsvm_opt": 3,
+                       "rfsvm_unif_bias": 3, "rfsvm_opt_bias": 3}
+    assert all(("method.n_components=3" in p.job.overrides) == (p.job.arm.startswith("rfsvm")) for p in planned)
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "note: method.n_components=3 applies to the arms whose config has method.n_components; "
+        "ksvm, ksvm_bias run without it"]
+    # the study's own exact-kernel runs: the same identities as without the override
+    plain = {p.run_id for p in plan("sun2018/fig1", smoke=True, extra=extra[:1]) if p.job.arm.startswith("ksvm")}
+    assert plain == {p.run_id for p in planned if p.job.arm.startswith("ksvm")}
+    assert not list(tmp_path.rglob("*.json"))  # planning writes nothing

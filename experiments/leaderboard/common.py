@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 from scipy import stats
 
+from rfrepro.harness.arms import kernel_arms, label
 from rfrepro.harness.claims import judge_every, with_data
 from rfrepro.harness.plots import finished, grid_axes, not_run_panel
 
@@ -22,22 +23,8 @@ TIME = "map_train_s"
 #: the run's own peak of traced (numpy + Python) allocations (rfrepro.runner.memory)
 MEMORY = "memory.peak_bytes"
 PREDICTED = "eval.predict"
-LABELS = {
-    "rks_cos": "RKS cos", "rks_cossin": "RKS [cos, sin]", "quasi": "Quasi", "orf": "ORF", "sorf": "SORF",
-    "fastfood": "Fastfood", "nystrom": "Nystrom", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp (CRAFT/RKS)",
-    "rff_selection": "RFF selection", "rff_opt": "leverage RFF",
-    "rb": "random binning", "rm": "Random Maclaurin", "ts": "TensorSketch", "craft_rm": "CRAFT/RM",
-    "craft_ts": "CRAFT/TS",
-}
-#: each kernel's arms (conf/experiment/leaderboard/_<kernel>_arms.yaml), the challengers of a claim
-#: whose champion has no record at all
-KERNEL_ARMS = {
-    "gaussian": ("rks_cos", "rks_cossin", "quasi", "orf", "sorf", "fastfood", "nystrom", "tefm_g", "tefm_s", "comp",
-                 "rff_selection", "rff_opt"),
-    "laplacian": ("rb", "rks_cos", "rks_cossin", "quasi", "nystrom", "tefm_g", "tefm_s", "comp", "rff_selection",
-                  "rff_opt"),
-    "polynomial": ("rm", "ts", "craft_rm", "craft_ts", "nystrom"),
-}
+#: display labels and each kernel's member arms come from the maps' own declarations (the
+#: ``leaderboard:`` block of each method yaml, rfrepro.harness.arms)
 #: arms given a cap they may not fill, and the record's column of that cap with the output columns per unit:
 #: each run sits at its cap's D (charged what it used). RFF selection keeps at most max_components
 #: frequencies, two columns each; Nystrom given more landmarks than training rows uses every row (the
@@ -113,7 +100,7 @@ def free_columns_note(ok: pd.DataFrame) -> str:
             else pd.DataFrame()
         where = "; ".join(f"D={int(d)}: R = {int(g['min'])}" + (f"..{int(g['max'])}" if g["max"] > g["min"] else "")
                           for d, g in grids.iterrows())
-        lines.append(f"{LABELS.get(arm, arm)} sits at the smallest D that holds its output columns (the "
+        lines.append(f"{label(arm)} sits at the smallest D that holds its output columns (the "
                      f"non-empty bins of its R grids), the run with the most columns per seed: on average "
                      f"{share.mean():.2f} D (least {share.min():.2f} D)" + (f"; grids used {where}." if where else ".")
                      + _blocks_without(ok, arm))
@@ -244,7 +231,7 @@ def rank_markdown(table: pd.DataFrame, values: dict[str, str]) -> str:
             mark = "" if c is None or c["trained"] else " (map only)"
             t = "" if c is None else f"{c['time_s']:.3g}{mark}"
             m = "" if c is None or not np.isfinite(c["memory_mib"]) else f"{c['memory_mib']:.3g}{mark}"
-            lines.append(f"| {LABELS.get(r.method, r.method)} | {r.mean_rank:.2f} | "
+            lines.append(f"| {label(r.method)} | {r.mean_rank:.2f} | "
                          f"[{r.ci_low:.2f}, {r.ci_high:.2f}] | {t} | {m} |")
         if not cost["trained"].all():
             lines += ["", "(map only): these runs train no model (eval.predict false), so their time and memory "
@@ -282,7 +269,7 @@ def figure(table: pd.DataFrame, title: str):
         for arm, a in g.groupby("arm"):
             x = a["t"] if kind == "err_time" else a[BUDGET]
             bars = np.clip(np.vstack([a["y"] - a["lo"], a["hi"] - a["y"]]), 0.0, None)
-            ax.errorbar(x, a["y"], yerr=bars, ms=3, capsize=2, label=LABELS.get(arm, arm), **style[arm])
+            ax.errorbar(x, a["y"], yerr=bars, ms=3, capsize=2, label=label(arm), **style[arm])
         if kind == "err_time":
             front = g[pareto_front(g["t"], g["y"])].sort_values("t")
             (line,) = ax.step(front["t"], front["y"], where="post", color="k", lw=1.5, ls="--", label="Pareto front")
@@ -400,7 +387,7 @@ def cross_claims(table: pd.DataFrame, claim_ids=None, *, kernel: str = "gaussian
     """One claim per (paper claim, champion, challenger): does the claim hold against that method?
 
     ``kernel`` picks the claims (:data:`KERNEL_CLAIMS`) and the challengers
-    (the study's arms; :data:`KERNEL_ARMS` when the champion has no
+    (the study's arms; the kernel's declared arms (rfrepro.harness.arms) when the champion has no
     finished run); ``claim_ids`` the claims judged (default: all of the
     kernel's). Each (dataset, D) is a cell; the per-seed statistic is the
     champion's value minus (or, ``log``, the log ratio to) the challenger's at
@@ -410,7 +397,7 @@ def cross_claims(table: pd.DataFrame, claim_ids=None, *, kernel: str = "gaussian
     specs = KERNEL_CLAIMS[kernel]
     claim_ids = tuple(specs) if claim_ids is None else tuple(claim_ids)
     ok = prepare(table)
-    arms = sorted(set(ok["arm"])) if len(ok) else list(KERNEL_ARMS[kernel])
+    arms = sorted(set(ok["arm"])) if len(ok) else list(kernel_arms(kernel))
     kind, note = data_kind(ok["dataset.name"].unique() if len(ok) else table.get("dataset.name", []))
     out = []
     for cid, spec in specs.items():
@@ -418,10 +405,10 @@ def cross_claims(table: pd.DataFrame, claim_ids=None, *, kernel: str = "gaussian
             continue
         for champ in spec["champions"]:
             tag = f"X-{cid}" + (f"-{champ}" if len(spec["champions"]) > 1 else "")
-            pool = arms if champ in arms else KERNEL_ARMS[kernel]
+            pool = arms if champ in arms else kernel_arms(kernel)
             for other in [a for a in pool if a not in spec["champions"]]:
-                stat = (f"per seed, in each (dataset, D) cell: {spec['value']} of {LABELS.get(champ, champ)} "
-                        + ("/" if spec["log"] else "-") + f" that of {LABELS.get(other, other)}")
+                stat = (f"per seed, in each (dataset, D) cell: {spec['value']} of {label(champ)} "
+                        + ("/" if spec["log"] else "-") + f" that of {label(other)}")
                 common = dict(paper_text=spec["text"], statistic=stat, threshold=spec["threshold"], side="less",
                               threshold_why=spec["why"])
                 cells = _cells(ok, champ, other, spec["value"], spec["log"]) if len(ok) else {}
@@ -450,7 +437,7 @@ def claims_markdown(claims: list[dict]) -> str:
     for c in claims:
         claim, other = c["id"].rsplit("-vs-", 1)
         ci = "" if c["ci_low"] is None else f" [{c['ci_low']:.3g}, {c['ci_high']:.3g}]"
-        cells.setdefault(claim, {})[LABELS.get(other, other)] = f"{c['verdict']}{ci}"
+        cells.setdefault(claim, {})[label(other)] = f"{c['verdict']}{ci}"
     if not cells:
         return ""
     cols = sorted({o for row in cells.values() for o in row})

@@ -70,7 +70,12 @@ def test_the_plan_lists_the_sweeps_runs(swept):
     records = [json.loads(p.read_text()) for p in ResultsLayout(swept).study_runs("sun2018-fig1").glob("*.json")]
     assert sorted(r["run_id"] for r in plan["runs"]) == sorted(r["run_id"] for r in records)
     assert plan["study"] == "sun2018/fig1" and plan["smoke"] is True and plan["overrides"] == SMALL
-    assert plan["code_version"] == records[0]["code_version"]
+    by_id = {r["run_id"]: r for r in records}
+    assert all(r["code_version"] == by_id[r["run_id"]]["code_version"] for r in plan["runs"])
+    # the code the runs can execute, module by module: the steps and the arms' maps, not every map
+    assert {"rfrepro/runner/steps.py", "rfrepro/features/rff.py", "rfrepro/features/leverage.py"} \
+        <= set(plan["code_modules"])
+    assert "rfrepro/features/tefm.py" not in plan["code_modules"]
     assert plan["title"].startswith("Sun et al. 2018 Fig. 1") and plan["deviations"]
     one = plan["runs"][0]
     assert {"run_id", "compute_id", "arm", "overrides", "dataset", "seed", "data_fingerprint"} <= set(one)
@@ -153,25 +158,32 @@ def test_outputs_only_refuses_a_grid_other_than_the_plans(swept, tmp_path):
 
 def test_make_list_shows_targets_times_and_status(swept):
     from rfrepro.harness.config import options
-    from rfrepro.harness.scorecard import listing
+    from rfrepro.harness.scorecard import LIST_WIDTH, listing
 
     lines = listing(swept)
-    assert len(lines) == 1 + len(options("experiment"))
-    row = next(line for line in lines if line.startswith("make reproduce-sun2018-fig1 "))
+    assert len(lines) == 2 + len(options("experiment")) and lines[0].startswith("make reproduce-<study>")
+    assert max(map(len, lines)) <= LIST_WIDTH
+    row = next(line for line in lines if line.startswith("sun2018-fig1 "))
     wall_time = OmegaConf.load(ROOT / "conf" / "experiment" / "sun2018" / "fig1.yaml").sweep.wall_time
-    assert " done " in row and f" {wall_time} " in row and "Sun et al. 2018 Fig. 1" in row
-    assert all(" not run " in line for line in lines[1:] if "sun2018-fig1" not in line)
-    assert all(" none " in line for line in lines[1:])  # no reference under this root
-    # a reference made by this checkout's code, and one made by other code
-    from rfrepro.harness.scorecard import current_code_version
+    assert " done " in row and f" {wall_time.split(' (')[0]} " in row and "Sun et al. 2018 Fig. 1" in row
+    assert all(" not run " in line for line in lines[2:] if "sun2018-fig1" not in line)
+    assert all(" none " in line for line in lines[2:])  # no reference under this root
+    # a reference whose runs' code is today's, one whose map changed since, one that recorded no code
+    from rfrepro.runner.code import blob_id
 
+    plan = json.loads(ResultsLayout(swept).plan("sun2018-fig1").read_text())
+    modules = plan["code_modules"]
+    edited = {**modules, "rfrepro/features/leverage.py": blob_id(b"an older leverage.py")}
     prov = swept / "reference" / "provenance"
     prov.mkdir(parents=True)
     try:  # the fixture's folder is shared by this module's tests: leave it as it was
-        (prov / "sun2018-fig1.json").write_text(json.dumps({"planned_code_version": current_code_version()}))
-        (prov / "sun2018-fig2.json").write_text(json.dumps({"planned_code_version": "0.1.0+src.0123456789ab"}))
-        rows = {line.split()[1]: line for line in listing(swept)[1:]}
-        assert " current " in rows["reproduce-sun2018-fig1"] and " older (0123456789ab) " in rows["reproduce-sun2018-fig2"]
+        (prov / "sun2018-fig1.json").write_text(json.dumps({"code_modules": modules}))
+        (prov / "sun2018-fig2.json").write_text(json.dumps({"code_modules": edited}))
+        (prov / "sun2018-fig4.json").write_text(json.dumps({"planned_code_version": "0.1.0+src.0123456789ab"}))
+        rows = {line.split()[0]: line for line in listing(swept)[2:]}
+        assert " current " in rows["sun2018-fig1"]
+        assert " older (features/leverage.py) " in rows["sun2018-fig2"]
+        assert " older (code not recorded) " in rows["sun2018-fig4"]
     finally:
         shutil.rmtree(swept / "reference")
 
@@ -240,7 +252,7 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     assert prov["outputs_commit"].split("+")[0] in subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT,
                                                                   capture_output=True, text=True).stdout
     report = (dest / "REPORT.md").read_text()
-    assert "### schleif2016/fig1:" in report and "Made by code version" not in report
+    assert "### schleif2016/fig1:" in report and "Made by older code" not in report
     assert "plan: `plans/schleif2016-fig1.json.gz`" in report
     # saving again gives the same compressed bytes (no timestamp inside), and a plain plan left by an
     # older save is compressed
@@ -253,10 +265,13 @@ def test_reference_keeps_a_full_studys_outputs_without_records(tmp_path, monkeyp
     assert reference.compress_plans(dest) == 1 and not plain.exists()
     assert plan_file(dest, "schleif2016/fig1").read_bytes() == before
     assert f"tables, claims and figure drawn at commit {prov['outputs_commit']}." in report
-    # once the code changes, the reference says it was made by another code version
-    monkeypatch.setattr("rfrepro.harness.scorecard.current_code_version", lambda: "0.0.0+src.other")
-    assert "Made by code version" in write_report(dest, rebuild=False).read_text()
-    assert "not the current one" in (layout.site / "schleif2016.html").read_text()
+    # the provenance names the code its runs executed; once a module of it changes, the reference says which
+    assert "rfrepro/features/rff_selection.py" in prov["code_modules"]
+    assert "rfrepro/features/tefm.py" not in prov["code_modules"]
+    monkeypatch.setattr("rfrepro.runner.code.changed", lambda modules: ["rfrepro/features/rff_selection.py"])
+    assert "**Made by older code** (changed since its runs: `features/rff_selection.py`)" \
+        in write_report(dest, rebuild=False).read_text()
+    assert "Made by older code" in (layout.site / "schleif2016.html").read_text()
     # a smoke study or one never run is refused with one line
     shutil.rmtree(dest)
     assert reference.main(["hamid2014/fig4", "--results", str(base)]) == 2

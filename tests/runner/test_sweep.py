@@ -150,3 +150,28 @@ def test_a_large_plan_shows_its_progress(monkeypatch, capsys):
     assert [p.run_id for p in shown] == [p.run_id for p in quiet]
     plan_mod.plan("sun2018/fig1", smoke=True)  # progress is off by default (a library call)
     assert "planning" not in capsys.readouterr().err
+
+
+def test_a_sweep_killed_while_planning_leaves_the_previous_plan(results_root, monkeypatch):
+    """The plan is written once, whole, after every run is planned: a sweep stopped while planning
+    (here its grid changed, so its runs are new) leaves the previous plan and its report as they were."""
+    from rfrepro.layout import ResultsLayout
+    from rfrepro.runner import record
+
+    extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
+    run_sweep("sun2018/fig1", smoke=True, extra=extra, progress=False, in_process=True)
+    path = ResultsLayout(results_root).plan("sun2018-fig1")
+    before = path.read_bytes()
+    calls = {"n": 0}
+    real = record.identify
+
+    def interrupted(cfg):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt  # killed half way through planning
+        return real(cfg)
+
+    monkeypatch.setattr(record, "identify", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep("sun2018/fig1", smoke=True, extra=[*extra, "seed=7"], progress=False, in_process=True)
+    assert calls["n"] == 5 and path.read_bytes() == before

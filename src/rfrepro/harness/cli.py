@@ -34,7 +34,7 @@ import sys
 import hydra
 from omegaconf import DictConfig, open_dict
 
-from rfrepro.harness.config import check_overrides, conf_dir
+from rfrepro.harness.config import check_overrides, conf_dir, search_path_overrides
 from rfrepro.harness.multirun import (
     CALLBACK,
     RunNotFinished,
@@ -90,6 +90,7 @@ def _bad_input(cfg: DictConfig, message: str) -> None:
 
 
 def task(cfg: DictConfig) -> float | None:
+    from rfrepro.harness.arms import strip as strip_declarations
     from rfrepro.harness.grid import infer_arm
     from rfrepro.harness.roofline import host_peaks
     from rfrepro.harness.summary import exit_code, mirror_help, run_row
@@ -98,6 +99,7 @@ def task(cfg: DictConfig) -> float | None:
     from rfrepro.runner.record import run_and_record
     from rfrepro.runner.store import FINISHED, UNAVAILABLE
 
+    strip_declarations(cfg)  # a map's leaderboard declaration is neither an argument nor identity
     with open_dict(cfg):
         cfg.threads = _threads_from_launcher(cfg)
         cfg.arm = cfg.arm or infer_arm(cfg)
@@ -129,6 +131,51 @@ def task(cfg: DictConfig) -> float | None:
         print(f"error: {message}", file=sys.stderr)
         sys.exit(exit_code([result]))
     return metrics.get("error")
+
+
+#: the model of an ad-hoc run that names none, by the dataset's task (an experiment always sets its own)
+MODEL_FOR_TASK = {"regression": "krr"}
+DEFAULT_MODEL = "linear_svm"
+
+
+def default_model(overrides: list[str]) -> str | None:
+    """``model=krr`` when no ``model=`` / ``experiment=`` is given and every dataset asked for is regression.
+
+    The config's default model is the linear SVM, a classifier; a regression
+    dataset gets ridge regression on the features instead. None: keep the
+    config's model. Raises ValueError when a sweep mixes regression and
+    classification datasets (one model= cannot suit both).
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from rfrepro.harness.config import compose_cached
+
+    pairs = [o.lstrip("+~").partition("=") for o in overrides if "=" in o]
+    if any(k in ("model", "experiment") for k, _, _ in pairs) or any(o.lstrip("+~") == "model" for o in overrides):
+        return None
+    task = next((v for k, _, v in reversed(pairs) if k == "dataset.task"), None)
+    if task is not None:
+        tasks = {task: "dataset.task=" + task}
+    else:
+        choice = next((o for o in reversed(overrides) if o.lstrip("+~").startswith("dataset=")), None)
+        names = [None]
+        if choice is not None:
+            try:
+                ov = OverridesParser.create().parse_override(choice)
+                names = list(ov.sweep_string_iterator()) if ov.is_sweep_override() else [ov.value()]
+            except Exception:  # noqa: BLE001 - a sweep form only Hydra expands (range, glob): keep the default
+                return None
+        tasks = {}
+        for name in names:
+            cfg = compose_cached([] if name is None else [f"dataset={name}"])
+            tasks.setdefault(str(cfg.dataset.get("task")), cfg.dataset.get("name"))
+    models = {MODEL_FOR_TASK.get(t, DEFAULT_MODEL) for t in tasks}
+    if len(models) > 1:
+        raise ValueError(f"the datasets mix tasks ({', '.join(f'{n}: {t}' for t, n in sorted(tasks.items()))}) "
+                         f"and the default model follows the task ({MODEL_FOR_TASK['regression']} for regression, "
+                         f"{DEFAULT_MODEL} otherwise): give model= or run them apart")
+    model = models.pop()
+    return None if model == DEFAULT_MODEL else f"model={model}"
 
 
 def usage() -> str:
@@ -164,7 +211,12 @@ experiment=
 hydra/launcher=
 {group("hydra/launcher")}
 
+Without model= (and without experiment=, whose studies set their own) the model
+follows the dataset's task: model=krr (ridge regression on the features) for a
+regression dataset, model=linear_svm for a classification one.
+
 Any key of the config can be set (kernel.sigma=2.0, method.n_components=512, seed=3);
+an unknown key is refused with the closest keys ("did you mean method.n_components?").
 `python -m rfrepro --cfg job` prints the composed config, --hydra-help Hydra's own help.
 Values are checked before anything runs.
 
@@ -188,9 +240,12 @@ def main() -> None:
         sys.argv = [sys.argv[0], *[a for a in sys.argv[1:] if a not in flags], flags[0]]
     try:
         check_overrides([a for a in sys.argv[1:] if not a.startswith("-")])
+        model = default_model([a for a in sys.argv[1:] if not a.startswith("-")])
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
+    if model is not None:  # the model follows the dataset's task (see usage())
+        sys.argv.insert(1, model)
     from rfrepro.harness.validate import check_command
 
     problems = check_command(sys.argv[1:], multirun=bool(flags))
@@ -202,6 +257,7 @@ def main() -> None:
         token = f"t{uuid.uuid4().hex}"
         sys.argv[-1:-1] = [f"++hydra.callbacks.{CALLBACK}._target_=rfrepro.harness.multirun.MultirunSummary",
                            f"++hydra.callbacks.{CALLBACK}.token={token}"]
+    sys.argv[1:1] = search_path_overrides()  # a user's own config directories (RFREPRO_CONFIG_PATH)
     hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")(task)()
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 
 from omegaconf import DictConfig, OmegaConf
 
+from rfrepro.harness.arms import config_dirs
+from rfrepro.harness.arms import strip as strip_declarations
 from rfrepro.layout import conf_dir, project_root  # noqa: F401 - re-exported for callers
 
 # N = ceil(c ln^2 m): the feature count of Sun et al.'s learning-rate experiment.
@@ -26,16 +29,16 @@ GROUPS = ("dataset", "method", "model", "experiment")
 
 
 def options(group: str) -> list[str]:
-    """Option names of a config group (experiments as ``paper/item``)."""
-    base = conf_dir() / group
-    if not base.is_dir():
-        return []
-    # files starting with "_" are shared bases included by other configs, not options
-    return sorted(
-        str(p.relative_to(base).with_suffix("")).replace(os.sep, "/")
-        for p in base.rglob("*.yaml")
-        if not p.name.startswith("_")
-    )
+    """Option names of a config group (experiments as ``paper/item``), in ``conf/`` and on ``RFREPRO_CONFIG_PATH``."""
+    found = set()
+    for root in config_dirs():
+        base = root / group
+        if not base.is_dir():
+            continue
+        # files starting with "_" are shared bases included by other configs, not options
+        found.update(str(p.relative_to(base).with_suffix("")).replace(os.sep, "/")
+                     for p in base.rglob("*.yaml") if not p.name.startswith("_"))
+    return sorted(found)
 
 
 def check_overrides(overrides: list[str]) -> None:
@@ -54,18 +57,93 @@ def check_overrides(overrides: list[str]) -> None:
                 )
 
 
-def compose(overrides: list[str] | None = None) -> DictConfig:
-    """Compose the run config from ``conf/`` with Hydra overrides (no Hydra app needed)."""
+_ABSENT = object()
+
+
+def dotted_keys(cfg) -> list[str]:
+    """Every key of ``cfg`` as a dotted path (nodes and leaves; list items are not keys)."""
+    out = []
+
+    def walk(node, prefix: str) -> None:
+        for k in node.keys():
+            path = f"{prefix}{k}"
+            out.append(path)
+            child = node._get_node(k)
+            if isinstance(child, DictConfig) and not child._is_none() and not child._is_interpolation():
+                walk(child, f"{path}.")
+
+    walk(cfg, "")
+    return out
+
+
+class UnknownKey(ValueError):
+    """A ``key=value`` override of a key the composed config lacks: one line with the closest keys."""
+
+    def __init__(self, key: str, cfg) -> None:
+        self.key = key
+        close = difflib.get_close_matches(key, dotted_keys(cfg), n=3, cutoff=0.8)
+        if close:
+            hint = f"did you mean {' or '.join(close)}?"
+        else:  # what the nearest node that exists has
+            parent = key.rpartition(".")[0]
+            while parent and OmegaConf.select(cfg, parent, default=_ABSENT) is _ABSENT:
+                parent = parent.rpartition(".")[0]
+            node = OmegaConf.select(cfg, parent) if parent else cfg
+            if isinstance(node, DictConfig):
+                name = node.get("name") if parent in GROUPS else None
+                hint = f"{f'{parent}={name}' if name else parent or 'the config'} has {', '.join(map(str, node))}"
+            else:
+                hint = f"{parent} is a value, not a node"
+        super().__init__(f"Could not override '{key}': unknown key; {hint}")
+
+
+def _hydra_compose(overrides: list[str]) -> DictConfig:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    overrides = list(overrides or [])
-    check_overrides(overrides)
     if GlobalHydra.instance().is_initialized():
         GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        return hydra_compose(config_name="config", overrides=overrides)
+        cfg = hydra_compose(config_name="config", overrides=search_path_overrides() + overrides)
+    strip_declarations(cfg)
+    return cfg
+
+
+def _is_group(override: str) -> bool:
+    key = override.lstrip("+~").split("=", 1)[0]
+    return "." not in key and key in GROUPS
+
+
+def compose(overrides: list[str] | None = None) -> DictConfig:
+    """Compose the run config from ``conf/`` with Hydra overrides (no Hydra app needed).
+
+    A ``key=value`` override of a key the config lacks raises :class:`UnknownKey`
+    (with the closest keys of the config its group choices compose), not
+    Hydra's advice to add it with ``+key``.
+    """
+    overrides = list(overrides or [])
+    check_overrides(overrides)
+    try:
+        return _hydra_compose(overrides)
+    except Exception as exc:
+        m = re.match(r"Could not override '([^']+)'", str(exc))
+        if m is None:
+            raise
+        try:
+            base = _hydra_compose([o for o in overrides if _is_group(o)])
+        except Exception:  # noqa: BLE001 - the group choices alone fail: Hydra's own error says more
+            raise exc from None
+        if OmegaConf.select(base, m.group(1), default=_ABSENT) is not _ABSENT:
+            raise  # the key exists: its value is what Hydra refused
+        raise UnknownKey(m.group(1), base) from None
+
+
+def search_path_overrides() -> list[str]:
+    """``hydra.searchpath=[...]`` for the config directories on ``RFREPRO_CONFIG_PATH`` (none: ``[]``):
+    a user's own method, model or dataset yamls, composed as if they were in ``conf/``."""
+    extra = config_dirs()[1:]
+    return [f"hydra.searchpath=[{','.join('file://' + str(p.resolve()) for p in extra)}]"] if extra else []
 
 
 def compose_message(exc: BaseException) -> str:
@@ -109,9 +187,11 @@ def compose_cached(overrides: list[str]):
     for ov in OverridesParser.create().parse_overrides([o for o in overrides if not is_group(o)]):
         if ov.is_delete() or ov.is_sweep_override():
             return compose(overrides)  # rare forms: let Hydra handle them
+        add = ov.is_force_add() or ov.is_add()
+        if not add and OmegaConf.select(cfg, ov.key_or_group, default=_ABSENT) is _ABSENT:
+            raise UnknownKey(ov.key_or_group, _BASES[groups])  # as Hydra's compose would refuse it
         try:
-            OmegaConf.update(cfg, ov.key_or_group, ov.value(), merge=True,
-                             force_add=ov.is_force_add() or ov.is_add())
-        except Exception:  # noqa: BLE001 - e.g. a key the config lacks: Hydra's compose says it best
+            OmegaConf.update(cfg, ov.key_or_group, ov.value(), merge=True, force_add=add)
+        except Exception:  # noqa: BLE001 - e.g. a value of the wrong type: Hydra's compose says it best
             return compose(overrides)
     return cfg

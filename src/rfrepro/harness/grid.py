@@ -8,6 +8,7 @@ An experiment config (``conf/experiment/<paper>/<item>.yaml``) declares::
         ksvm: {overrides: [method=exact, model=kernel_svm]}
         rfsvm_unif: {overrides: [method=rff_unif], grid: {method.n_components: [1]}}
       max_jobs: 1                                        # optional: runs at most this many at once
+      arms_from: {kernel: gaussian}                      # or: the arms the maps declare (rfrepro.harness.arms)
     smoke_sweep:                                         # replaces grid values, adds overrides
       grid: {seed: [0]}
       overrides: [dataset.n_test=2000]
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 
 from omegaconf import OmegaConf
 
+from rfrepro.harness.arms import arms as declared_arms
 from rfrepro.harness.config import GROUPS, compose, options
 
 
@@ -57,7 +59,10 @@ def infer_arm(cfg) -> str | None:
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    arms = (cfg.get("sweep") or {}).get("arms") or {}
+    sweep = cfg.get("sweep") or {}
+    arms = sweep.get("arms") or {}
+    if not arms and sweep.get("arms_from"):
+        arms = declared_arms(OmegaConf.to_container(sweep.arms_from, resolve=True))
     best, best_n = None, 0
     parser = OverridesParser.create()
     for arm, spec in arms.items():
@@ -88,7 +93,10 @@ def check_experiment(name: str) -> None:
 def _sweep_spec(name: str, smoke: bool, extra: tuple[str, ...]) -> dict:
     check_experiment(name)
     cfg = compose([f"experiment={name}", f"smoke={_fmt(smoke)}", *extra])
-    return {"sweep": OmegaConf.to_container(cfg.get("sweep") or {}, resolve=False),
+    sweep = OmegaConf.to_container(cfg.get("sweep") or {}, resolve=False)
+    if sweep.get("arms_from") and not sweep.get("arms"):  # the arms the maps declare, as the study asks
+        sweep["arms"] = declared_arms(OmegaConf.to_container(cfg.sweep.arms_from, resolve=True))
+    return {"sweep": sweep,
             "smoke_sweep": OmegaConf.to_container(cfg.get("smoke_sweep") or {}, resolve=False),
             "threads": cfg.get("threads")}
 

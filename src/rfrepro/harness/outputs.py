@@ -2,8 +2,9 @@
 
 The study's own runs are the run ids of its saved plan (``plans/<slug>.json``,
 written by the sweep: config, data fingerprint, code version). Other records
-in its folder (an ad-hoc multirun, runs of older code or other data) are
-counted as extra runs and never drawn into the paper's figure, table or claims.
+in its folder are never drawn into the paper's figure, table or claims: those
+made by a code version no planned run has are counted as runs of older code,
+the others (an ad-hoc multirun, other data) as extra runs.
 Nothing here composes a config, fingerprints or fetches data.
 
 The study's code lives in ``experiments/<paper>/<item>.py`` (or the module
@@ -243,6 +244,11 @@ def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> 
             atomic_write_text(cpath, json.dumps(jsonable(claims), indent=1, default=_num))
             written["claims"] = cpath
     extra_ids = sorted(set(records) - set(expected))
+    # records of code no planned run has (made before an edit of the code they executed): the
+    # study's runs of an older (or newer) code version, not runs of other settings
+    planned_code = {r.get("code_version") for r in (plan or {}).get("runs") or []}
+    other_code = [i for i in extra_ids if records[i].get("code_version") not in planned_code]
+    extra_ids = [i for i in extra_ids if i not in set(other_code)]
     status = {
         "study": study, "expected_runs": len(set(expected)), "recorded": len(own),
         "planned": plan is not None,
@@ -251,6 +257,7 @@ def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> 
         "counts": table["status"].value_counts().to_dict() if len(table) else {},
         "extra_runs": extra_ids,
         "extra_finished": sum(1 for i in extra_ids if records[i].get("status") == FINISHED),
+        "other_code_runs": len(other_code),
         "output_errors": errors,
         "outputs_key": key,
         "outputs": sorted(str(Path(p).relative_to(root)) for p in written.values()),

@@ -2,7 +2,9 @@
 
 A worker that dies costs its run one ``failed`` record and one retry, alone,
 after the others; the sweep that started the workers can be killed without
-leaving orphans that keep writing.
+leaving orphans that keep writing. A full disk (or quota) stops the sweep:
+no run is started after it, and :class:`~rfrepro.harness.summary.DiskFull` says
+how many runs finished and are kept.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from tqdm.auto import tqdm
 
 from rfrepro.harness.grid import max_jobs
 from rfrepro.harness.plan import Planned, plan, save_plan
-from rfrepro.harness.summary import run_row
+from rfrepro.harness.summary import DiskFull, failed_on_full_disk, is_disk_full, run_row
 from rfrepro.layout import study_slug
 
 _WATCHDOG: list[int] = []
@@ -56,6 +58,23 @@ def _worker_died(p: Planned, exc: BaseException, attempt: int) -> dict:
     return run_row(rec)
 
 
+def _disk_row(p: Planned, exc: BaseException) -> dict:
+    """The result row of a run stopped by a full disk (its record could not be written)."""
+    from rfrepro.runner.store import FAILED
+
+    return {"status": FAILED, "arm": p.job.arm, "run_id": p.run_id, "error_type": type(exc).__name__,
+            "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _kept(planned: list[Planned]) -> tuple[int, int]:
+    """(runs of ``planned`` with a finished record, planned runs): what a full disk leaves."""
+    from rfrepro.runner.store import RecordStore
+
+    done = sum(1 for p in planned if p.cfg is not None and p.run_id is not None
+               and RecordStore(p.cfg.paths.results, study_slug(p.cfg)).is_finished(p.run_id))
+    return done, len(planned)
+
+
 def _pool(jobs: int):
     """The loky pool of ``jobs`` workers, reused while this process's ``RFREPRO_*`` variables are unchanged.
 
@@ -72,7 +91,7 @@ def _pool(jobs: int):
     return get_reusable_executor(max_workers=jobs, reuse="auto", env=env)
 
 
-def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -> None:
+def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -> bool:
     """Run ``todo`` on a loky process pool; a run whose worker dies is recorded and retried once, alone.
 
     At most ``jobs`` runs are in flight, so every run caught by a pool crash
@@ -83,6 +102,10 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -
     every other run, one at a time: a run killed for memory by the runs beside
     it then gets the machine to itself. ``submit`` (tests) replaces the function
     the workers run.
+
+    A run that fails on a full disk (or quota: its exception, or its ``failed``
+    record, says ``[Errno 28]``) stops the dispatch: the runs in flight end as
+    they do, no other run starts, and True is returned.
     """
     import os
     from collections import Counter, deque
@@ -91,7 +114,7 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -
     submit = submit or run_planned
     parent = os.getpid()
     queue, retry, inflight, attempts = deque(todo), deque(), {}, Counter()
-    width = jobs
+    width, full = jobs, False
     executor = _pool(jobs)
     while queue or retry or inflight:
         if not queue and not inflight:  # only retries left: one at a time
@@ -108,26 +131,37 @@ def _run_pool(todo: list[Planned], jobs: int, bar, results: list, submit=None) -
         for fut in done:
             p = inflight.pop(fut)
             try:
-                results.append(fut.result())
-                bar.update()
+                rec = fut.result()
+                full = full or failed_on_full_disk(rec)
             except Exception as exc:  # noqa: BLE001 - a dead worker, or a result that cannot come back
                 from joblib.externals.loky.process_executor import BrokenProcessPool
 
-                if isinstance(exc, BrokenProcessPool):
-                    broken = True
-                    attempts[p.run_id] += 1
-                    rec = _worker_died(p, exc, attempts[p.run_id])
-                    if attempts[p.run_id] < 2:
-                        retry.append(p)
-                        continue
-                else:
-                    from rfrepro.runner.record import record_failure
+                try:
+                    if is_disk_full(exc):  # its record could not be written: neither can a failed one
+                        raise exc
+                    if isinstance(exc, BrokenProcessPool):
+                        broken = True
+                        attempts[p.run_id] += 1
+                        rec = _worker_died(p, exc, attempts[p.run_id])
+                        if attempts[p.run_id] < 2:
+                            retry.append(p)
+                            continue
+                    else:
+                        from rfrepro.runner.record import record_failure
 
-                    rec = run_row(record_failure(p.cfg, p.ident, f"{type(exc).__name__}: {exc}"))
-                results.append(rec)
-                bar.update()
+                        rec = run_row(record_failure(p.cfg, p.ident, f"{type(exc).__name__}: {exc}"))
+                except Exception as err:  # noqa: BLE001 - a full disk ends the sweep with one line
+                    if not is_disk_full(err):
+                        raise
+                    full, rec = True, _disk_row(p, err)
+            results.append(rec)
+            bar.update()
+        if full:  # no run starts on a full disk; the ones in flight end as they do
+            queue.clear()
+            retry.clear()
         if broken:
             executor = _pool(jobs)
+    return full
 
 
 def run_sweep(
@@ -151,7 +185,10 @@ def run_sweep(
     ``in_process=True`` runs them one by one in this process, without that
     protection (for a debugger, or a test that patches code in this process).
     Returns one summary dict per run (``status``: ok / failed / unavailable /
-    busy; ``_skipped`` for runs finished before).
+    busy; ``_skipped`` for runs finished before). Raises
+    :class:`~rfrepro.harness.summary.DiskFull` when the results folder is full
+    (a run, its record or the plan could not be written): no run is started after
+    that, the finished records are kept, and the same call resumes.
     """
     import sys
 
@@ -167,12 +204,20 @@ def run_sweep(
         jobs = limit
     planned = plan(name, smoke=smoke, extra=extra, jobs=1 if scheduler else jobs, force=force,
                    progress=progress)
-    roots = {str(p.cfg.paths.results) for p in planned if p.cfg is not None}
-    for root in roots:  # the plan is what the study's outputs are drawn from (rfrepro.harness.plan)
-        save_plan(name, planned, root, smoke=smoke, extra=extra)
+    roots = sorted({str(p.cfg.paths.results) for p in planned if p.cfg is not None})
+    full = False
+    try:
+        for root in roots:  # the plan is what the study's outputs are drawn from (rfrepro.harness.plan)
+            save_plan(name, planned, root, smoke=smoke, extra=extra)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        full = True
     results: list[dict] = []
     todo = []
     for p in planned:
+        if full:
+            break
         if p.cfg is None:
             results.append({"status": FAILED, "arm": p.job.arm, "run_id": None, "error_type": "ConfigError",
                             "error": f"config {' '.join(p.job.overrides)}: {p.error}"})
@@ -181,9 +226,11 @@ def run_sweep(
         if not force and store.is_finished(p.run_id):
             results.append({"status": FINISHED, "_skipped": True, "arm": p.job.arm, "run_id": p.run_id})
         elif p.ident[3] is not None:  # data known unavailable: record it here, no worker needed
-            results.append(run_planned(p))
+            full = _in_process(p, results)
         else:
             todo.append(p)
+    if full:
+        raise DiskFull(roots[0] if roots else "results", *_kept(planned))
     bar = tqdm(total=len(planned), initial=len(results), desc=name, unit="run", disable=not progress)
     if scheduler:
         from omegaconf import open_dict
@@ -195,21 +242,48 @@ def run_sweep(
             if not p.user_threads:
                 with open_dict(p.cfg):
                     p.cfg.threads = per_task
-        for p, res, exc in dask_map(_run_on_cluster, todo, address=scheduler, retries=1, desc=name,
-                                    progress=False):
-            results.append(res if exc is None else _worker_died(p, exc, 2))
+        outcomes = dask_map(_run_on_cluster, todo, address=scheduler, retries=1, desc=name, progress=False)
+        for p, res, exc in outcomes:
+            try:
+                if exc is not None and is_disk_full(exc):
+                    raise exc
+                results.append(res if exc is None else _worker_died(p, exc, 2))
+                full = failed_on_full_disk(results[-1])
+            except Exception as err:  # noqa: BLE001 - a full disk ends the sweep with one line
+                if not is_disk_full(err):
+                    raise
+                full = True
             bar.update()
+            if full:
+                outcomes.close()  # cancels the runs not finished
+                break
     elif in_process:
         for p in todo:
-            results.append(run_planned(p))
+            if _in_process(p, results):
+                full = True
+                break
             bar.update()
     elif todo:  # serial too: a worker's death is recorded and retried, this process's would end the sweep
         from rfrepro.harness.roofline import host_peaks
 
         host_peaks()  # measured here once, before the workers start (they read the cache)
-        _run_pool(todo, max(1, min(jobs, len(todo))), bar, results)
+        full = _run_pool(todo, max(1, min(jobs, len(todo))), bar, results)
     bar.close()
+    if full:
+        raise DiskFull(roots[0], *_kept(planned))
     return results
+
+
+def _in_process(p: Planned, results: list) -> bool:
+    """Run ``p`` in this process, its row added to ``results``; True when it failed on a full disk."""
+    try:
+        results.append(run_planned(p))
+    except Exception as exc:  # noqa: BLE001 - a full disk ends the sweep with one line
+        if not is_disk_full(exc):
+            raise
+        results.append(_disk_row(p, exc))
+        return True
+    return failed_on_full_disk(results[-1])
 
 
 def _run_on_cluster(p: Planned) -> dict:

@@ -4,15 +4,18 @@
 
 ``results/reference/`` is a results root of its own (rfrepro.layout): per
 study its saved plan (gzip-compressed, ``plans/<slug>.json.gz``), tidy table, paper-vs-ours table, status, claims and
-figure, plus ``provenance/<slug>.json`` (commit, code version, wall time,
-host, when it was saved), and ``REPORT.md`` and ``site/`` built from them alone.
+figure, plus ``provenance/<slug>.json`` (commit, code versions, the modules
+its runs executed with their git blob ids, wall time, host, when it was saved),
+and ``REPORT.md`` and ``site/`` built from them alone.
 No run records, no data: it stays small (the test checks under 20 MB).
 
 Only a full-settings study whose planned runs all finished is saved, save
 runs whose data was unavailable (not in the mirror, no public URL), which
 its outputs show as not run (a partial or smoke run is refused with one
-line, exit 2). The report and the
-site mark a reference made by another code version than the current one.
+line, exit 2). A reference is current while every module its runs executed
+is byte-identical today; ``make list``, the report and the site name the
+modules changed since when one is not. ``--record-code`` records those modules
+for a reference saved before they were kept, from its provenance's commits.
 """
 
 from __future__ import annotations
@@ -73,11 +76,90 @@ def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
     # the runs' commits made the numbers; the commit at saving drew the table, claims and figure
     doc = {"study": study, "saved_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "outputs_commit": outputs_commit(), "commits": p.get("commits"), "code_versions": p.get("code_versions"),
-           "planned_code_version": s.plan.get("code_version"), "runs": p.get("runs"),
+           "code_modules": s.plan.get("code_modules"), "runs": p.get("runs"),
            "wall_s": p.get("span_s"), "compute_s": p.get("compute_s"), "hosts": p.get("hosts")}
     target = out.root / "provenance" / f"{slug}.json"
     atomic_write_text(target, json.dumps(doc, indent=1))
     return target
+
+
+def _conf_targets(group: str) -> dict[str, str | None]:
+    """``name`` -> ``_target_`` of every option of a config group, read as written (not composed)."""
+    from omegaconf import OmegaConf
+
+    from rfrepro.layout import conf_dir
+
+    out = {}
+    for path in sorted((conf_dir() / group).glob("*.yaml")):
+        node = OmegaConf.load(path)
+        out[str(node.get("name", path.stem))] = node.get("_target_")
+    return out
+
+
+def _tree_blobs(commit: str) -> dict[str, str]:
+    """``rfrepro/<module>.py`` -> git blob id of every source file at ``commit``."""
+    from rfrepro.layout import project_root
+
+    out = subprocess.run(["git", "ls-tree", "-r", commit, "--", "src/rfrepro"], cwd=project_root(),
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    blobs = {}
+    for line in out.splitlines():
+        meta, _, path = line.partition("\t")
+        blobs[path.removeprefix("src/")] = meta.split()[2]
+    return blobs
+
+
+def code_from_commits(study: str, dest: str | Path) -> dict[str, str]:
+    """The code a reference's runs executed, from the commits its provenance names (git needed).
+
+    For a reference saved before plans recorded each run's modules: the
+    modules its runs execute are found from its table (each run's method,
+    model and whether it cross-validated, today's import closure of those),
+    and each module's blob id is read at the provenance's commits (``mixed``
+    where two commits differ; a third-party target's version from the runs'
+    ``env``). A module whose bytes differ today was changed
+    since and makes the reference older, as for any other.
+    """
+    from omegaconf import OmegaConf
+
+    from rfrepro.runner.code import run_code
+
+    layout = ResultsLayout(dest)
+    slug = study_slug(study)
+    saved = json.loads((layout.root / "provenance" / f"{slug}.json").read_text())
+    commits = saved.get("commits") or []
+    if not commits or any("+" in c for c in commits):
+        raise ValueError(f"{study}: its provenance names no clean commit ({commits}); re-run it instead")
+    table = pd.read_parquet(layout.table(slug))
+    ok = table[table["status"] == "ok"]
+    methods, models = _conf_targets("method"), _conf_targets("model")
+    used_cv = ok["cv.sigma"].notna() if "cv.sigma" in ok else pd.Series(False, index=ok.index)
+    modules: dict[str, str] = {}
+    for (method, model, cv), _ in ok.assign(_cv=used_cv).groupby(["method.name", "model.name", "_cv"]):
+        cfg = OmegaConf.create({"method": {"_target_": methods.get(method)}, "model": {"_target_": models.get(model)},
+                                "cv": {"enabled": bool(cv)}})
+        modules.update(run_code(cfg).modules)
+    trees = [_tree_blobs(c) for c in commits]
+    out = {}
+    for rel in sorted(modules):
+        if rel.endswith(" (installed)"):  # a third-party target: its version, as the runs' env recorded it
+            dist = modules[rel].split("==", 1)[0]
+            at = {f"{dist}=={v}" for v in ok.get(f"env.versions.{dist}", pd.Series(["unknown"])).dropna()}
+        else:
+            at = {t.get(rel, "absent") for t in trees}
+        out[rel] = at.pop() if len(at) == 1 else "mixed"
+    return out
+
+
+def record_code(study: str, dest: str | Path) -> Path:
+    """Write :func:`code_from_commits` into the reference's provenance as ``code_modules``."""
+    path = ResultsLayout(dest).root / "provenance" / f"{study_slug(study)}.json"
+    doc = json.loads(path.read_text())
+    doc["code_modules"] = code_from_commits(study, dest)
+    doc["code_modules_from"] = "the provenance's commits (git), recorded after the runs"
+    doc.pop("planned_code_version", None)
+    atomic_write_text(path, json.dumps(doc, indent=1))
+    return path
 
 
 def compress_plan(src: Path, plain: Path) -> Path:
@@ -135,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("studies", nargs="*", help="paper/item (or paper-item); none: rebuild the report and site")
     ap.add_argument("--results", default=None, help="results root the runs are in (default results/)")
     ap.add_argument("--dest", default=None, help="reference root to save into (default <results>/reference)")
+    ap.add_argument("--record-code", action="store_true",
+                    help="for references saved without the modules their runs executed: read them at the "
+                         "provenance's commits (git) instead of saving new outputs")
     args = ap.parse_args(argv)
     from rfrepro.harness.report import write_report
     from rfrepro.harness.reproduce import resolve_study
@@ -143,9 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     dest = Path(args.dest) if args.dest else reference_root(results)
     try:
         for name in args.studies:
+            if args.record_code:
+                path = record_code(resolve_study(name), dest)
+                print(f"recorded the code of {path}")
+                continue
             path = save_reference(resolve_study(name), results, dest)
             print(f"saved {path.parent.parent}/*/{path.stem}.*")
-    except ValueError as exc:
+    except (ValueError, subprocess.SubprocessError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     compress_plans(dest)  # references saved before plans were kept compressed

@@ -40,7 +40,6 @@ from rfrepro.harness.scorecard import (
     Study,
     adhoc_runs,
     collect,
-    current_code_version,
     fail_kind,
     load_study,
 )
@@ -151,8 +150,9 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
                                   f"(`make reproduce-{s.slug}`).", ""])
     lines.append(_runs_line(s, Path(root)))
     if s.stale:
-        lines.append(f"**Made by code version `{s.stale}`, not the current `{current_code_version()}`:** "
-                     f"rerun the study (`make reproduce-{s.slug}`) to check it still holds.")
+        lines.append(f"**Made by older code** (changed since its runs: {', '.join(f'`{m}`' for m in s.stale)}): "
+                     f"rerun the study (`make reproduce-{s.slug}`) to check it still holds; only the runs "
+                     "that execute changed code are recomputed.")
     if s.overrides:
         lines.append("**Not the paper's settings:** this study's grid was run with the overrides "
                      + " ".join(f"`{o}`" for o in s.overrides)
@@ -186,10 +186,14 @@ def study_section(study: str | Study, root: Path, deviations_of: dict | None = N
         lines += [f"Output `{kind}` failed: `{_md(err.splitlines()[0])}`", ""]
     lines += roofline_lines(s.roofline)
     lines += _bad_runs(s)
+    if s.status.get("other_code_runs"):
+        lines += [f"Older code version ({s.status['other_code_runs']} runs): records in `runs/{s.slug}/` made "
+                  "by code that has changed since; not drawn into this study's outputs (re-running the study "
+                  "recomputes only the runs whose code changed).", ""]
     if s.status.get("extra_runs"):
         lines += [f"Extra runs, not in the study's plan: {len(s.status['extra_runs'])} records in "
                   f"`runs/{s.slug}/` ({s.status.get('extra_finished', 0)} finished: ad-hoc sweeps, or runs of "
-                  f"other code or data); not drawn into this study's outputs (`python -m rfrepro.reproduce {s.id} "
+                  f"other settings or data); not drawn into this study's outputs (`python -m rfrepro.reproduce {s.id} "
                   "--prune` removes them).", ""]
     return "\n".join(lines)
 

@@ -3,8 +3,10 @@
     python -m rfrepro.reproduce sun2018/fig1 [--smoke] [--jobs 2] [--force] [--scheduler ADDR] [override ...]
 
 Target names as in the Makefile (``sun2018-fig1``, ``rff-kernel-approx``) are accepted too.
-Exit status: 0 all runs finished, 1 a run failed, 2 bad input, 3 runs not run
-(data unavailable, or being computed by another process); see rfrepro.harness.summary.
+Exit status: 0 all runs finished, 1 a run failed (or the results folder is full:
+one line, the finished runs are kept and the same command resumes), 2 bad input,
+3 runs not run (data unavailable, or being computed by another process); see
+rfrepro.harness.summary.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ import time
 from pathlib import Path
 
 from rfrepro.harness.config import options
-from rfrepro.harness.summary import EXIT_FAILED, EXIT_USAGE, exit_code, summarize
+from rfrepro.harness.summary import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    DiskFull,
+    disk_full_line,
+    exit_code,
+    is_disk_full,
+    summarize,
+)
 
 
 def resolve_study(name: str) -> str:
@@ -49,7 +59,7 @@ def results_root(smoke: bool, overrides: list[str] = ()) -> str:
 
 
 def check_writable(root: str) -> None:
-    """Raise ValueError (one line) when results cannot be written under ``root``."""
+    """Raise ValueError (one line) when results cannot be written under ``root``; DiskFull when it is full."""
     path = Path(root)
     probe = path / "runs"
     try:
@@ -58,8 +68,29 @@ def check_writable(root: str) -> None:
         test.write_text("x")
         test.unlink()
     except OSError as exc:
+        if is_disk_full(exc):
+            raise DiskFull(root) from None
         raise ValueError(f"cannot write results under {root!r}: {exc.strerror or exc} "
                          "(set RFREPRO_RESULTS or paths.results= to a writable folder)") from None
+
+
+def _disk_full(study: str, root: str) -> int:
+    """Say in one line (stderr) that ``root`` is full and how many of the study's planned runs are kept; 1."""
+    from rfrepro.harness.plan import load_plan
+    from rfrepro.layout import study_slug
+    from rfrepro.runner.store import RecordStore
+
+    finished = total = None
+    try:
+        plan = load_plan(study, root)
+        if plan is not None:
+            ids = [r.get("run_id") for r in plan.get("runs", [])]
+            store = RecordStore(root, study_slug(study))
+            finished, total = sum(1 for i in ids if i and store.is_finished(i)), len(ids)
+    except (OSError, ValueError):
+        pass
+    print(disk_full_line(root, finished, total), file=sys.stderr)
+    return EXIT_FAILED
 
 
 def prune(study: str, root: str) -> int:
@@ -138,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except DiskFull:
+        return _disk_full(study, root)
     if args.prune:
         return prune(study, root)
     extra = [f"paths.results={root}", *args.overrides]
@@ -150,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:  # a bad override for the whole study
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        except DiskFull as exc:  # no run started after it; the finished ones are kept
+            print(exc.line(), file=sys.stderr)
+            return EXIT_FAILED
         lines = summarize(study, res, root)
         print(lines[0])
         for line in lines[1:]:
@@ -172,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = build_outputs(study, root)
     except Exception as exc:  # noqa: BLE001 - the runs are safe in their records; say what broke
+        if is_disk_full(exc):
+            return _disk_full(study, root)
         print(f"error: building the outputs of {study} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     for kind, path in written.items():

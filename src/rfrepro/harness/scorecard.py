@@ -57,10 +57,15 @@ class Study:
     table: pd.DataFrame | None = None
     roofline: list[dict] = field(default_factory=list)
 
+    code_modules: dict | None = None
+
     @property
-    def stale(self) -> str | None:
-        """The code version that made these outputs, when it is not the current one (else None)."""
-        return stale_version(self.plan.get("code_version"))
+    def stale(self) -> list[str] | None:
+        """The modules its runs executed whose source has changed since (None: the same code today).
+
+        ``["code not recorded"]`` for outputs whose plan and provenance name no modules.
+        """
+        return code_changes(self.code_modules)
 
     @property
     def ran(self) -> bool:
@@ -113,15 +118,25 @@ class Paper:
         return text
 
 
-def current_code_version() -> str:
-    from rfrepro.runner.identity import code_version
-
-    return code_version()
+#: what :func:`code_changes` says of outputs whose plan and provenance record no modules
+CODE_NOT_RECORDED = "code not recorded"
 
 
-def stale_version(made: str | None) -> str | None:
-    """``made`` (the code version that made some outputs) when it is not the current one, else None."""
-    return made if made and made != current_code_version() else None
+def code_changes(modules: dict | None) -> list[str] | None:
+    """The modules of ``modules`` (path -> git blob id: the code some runs executed) whose source
+    differs today, shortest path first without the package prefix; None when none does."""
+    from rfrepro.runner.code import changed
+
+    if not modules:
+        return [CODE_NOT_RECORDED]
+    out = sorted((m.removeprefix("rfrepro/") for m in changed(modules)), key=lambda m: (len(m), m))
+    return out or None
+
+
+def changes_note(changes: list[str], limit: int = 2) -> str:
+    """``features/tefm.py``, or ``a.py, b.py +3 more``: the changed modules in a few words."""
+    more = len(changes) - limit
+    return ", ".join(changes[:limit]) + (f" +{more} more" if more > 0 else "")
 
 
 def paper_citation(paper: str) -> str:
@@ -212,31 +227,60 @@ def run_status(s: Study) -> str:
     return f"partial ({ok} of {n} runs finished)"
 
 
-def reference_state(study: str, root: str | Path) -> str:
+def reference_state(study: str, root: str | Path, limit: int = 2) -> str:
     """Whether ``<root>/reference`` holds ``study``'s reference and which code made it.
 
-    ``current``, ``older (<code hash>)`` (made by another code version than
-    this checkout's: the runs would not be reused) or ``none``.
+    ``current`` (every module its runs executed is byte-identical today),
+    ``older (<changed modules>)`` (those runs would be recomputed; the first
+    ``limit`` named) or ``none``.
     """
     from rfrepro.harness.reference import reference_root
 
     saved = _read_json(reference_root(root) / "provenance" / f"{study_slug(study)}.json")
     if not isinstance(saved, dict):
         return "none"
-    made = saved.get("planned_code_version") or ""
-    stale = stale_version(made) if made else "unknown"
-    return f"older ({stale.rpartition('.')[2]})" if stale else "current"
+    changes = code_changes(saved.get("code_modules"))
+    return f"older ({changes_note(changes, limit)})" if changes else "current"
+
+
+#: ``make list`` lines fit this many columns (the title is shortened to fit)
+LIST_WIDTH = 100
+
+
+def _short_status(status: str) -> str:
+    """``partial (3 of 36 runs finished)`` -> ``partial 3/36``; ``done (2 of 36 runs: ...)`` -> ``done 34/36``."""
+    m = re.match(r"(partial|done) \((\d+) of (\d+) runs", status)
+    if not m:
+        return status
+    kind, k, n = m.group(1), int(m.group(2)), int(m.group(3))
+    return f"{kind} {k if kind == 'partial' else n - k}/{n}"
 
 
 def listing(root: str | Path) -> list[str]:
-    """``make list``: every study's make target, measured wall time, status under ``root``, reference and title."""
-    rows = [("target", "full-settings time", f"status in {root}", "reference", "title")]
+    """``make list``: every study's make target, measured wall time, status under ``root``, reference and title.
+
+    One line per study (its make target is ``make reproduce-<study>``), at
+    most :data:`LIST_WIDTH` columns: the wall time's
+    leading figure (the study's config states the rest), the status in short
+    (``partial 3/36``: runs finished of those planned; ``done 34/36``: the
+    others' data unavailable), the reference (``current``, ``older (<first
+    changed module> +N)``, ``none``), then the title as far as it fits.
+    """
+    rows = [("study", "time", "status", "reference", "title")]
     for study in options("experiment"):
         s = load_study(study, root)
-        rows.append((f"make reproduce-{s.slug}", wall_time(study) or "not measured", run_status(s),
-                     reference_state(study, root), s.title))
+        ref = reference_state(study, root, limit=1)
+        time = (wall_time(study) or "-").split(" (", 1)[0]
+        rows.append((s.slug, time, _short_status(run_status(s)), ref, s.title))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  " + r[4] for r in rows]
+    lines = [f"make reproduce-<study> runs a study; time: measured at full settings on 2 cores; status in {root}"
+             [:LIST_WIDTH]]
+    for r in rows:
+        head = "  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "  "
+        room = LIST_WIDTH - len(head)
+        title = r[4] if len(r[4]) <= room else r[4][: max(room - 3, 0)].rstrip() + "..."
+        lines.append((head + title).rstrip() if room > 3 else head.rstrip())
+    return lines
 
 
 def provenance(table: pd.DataFrame) -> dict:
@@ -340,6 +384,7 @@ def load_study(study: str, root: str | Path) -> Study:
     saved = _read_json(layout.root / "provenance" / f"{slug}.json")  # a reference's (rfrepro.harness.reference)
     if s.provenance and isinstance(saved, dict) and saved.get("outputs_commit"):
         s.provenance["outputs_commit"] = saved["outputs_commit"]
+    s.code_modules = plan.get("code_modules") or (saved or {}).get("code_modules")
     return s
 
 

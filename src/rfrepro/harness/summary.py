@@ -11,13 +11,21 @@ Exit statuses of ``python -m rfrepro.reproduce`` (and so of ``make reproduce-*``
       computing them (run the command again when it is done)
 ====  =====================================================================
 
+A sweep that runs out of disk space (``ENOSPC``, or ``EDQUOT`` for a quota)
+stops starting runs and exits 1 with one line (:func:`disk_full_line`) instead
+of the summary; the runs finished so far are kept and the same command resumes.
+
 ``python -m rfrepro`` (one run, or a Hydra multirun) exits with the same
 statuses; a multirun ends with the same summary.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 from collections import Counter
+from pathlib import Path
 
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.store import BUSY, FAILED, FINISHED, REFUSED, UNAVAILABLE
@@ -35,6 +43,70 @@ def mirror_help(mirror: str | None) -> str:
     return (f"the files are not in the mirror that was tried ({mirror}): put them there under the official "
             "URLs' paths (the layout of `wget --mirror`), or set RFREPRO_MIRROR / mirror= to a mirror "
             "that has them")
+
+
+#: The errors of a full disk or of an exhausted quota: the sweep stops on them (:class:`DiskFull`).
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+class DiskFull(Exception):
+    """The results folder ran out of space: the sweep stopped starting runs.
+
+    ``finished`` of the ``total`` planned runs have a finished record (kept;
+    None when not known, e.g. before the study was planned).
+    """
+
+    def __init__(self, root, finished: int | None = None, total: int | None = None):
+        super().__init__(f"no space left on device under {root}")
+        self.root, self.finished, self.total = str(root), finished, total
+
+    def line(self) -> str:
+        return disk_full_line(self.root, self.finished, self.total)
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or an exception it was raised from or while handling, is a full disk or quota."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, DiskFull) or (isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def failed_on_full_disk(row: dict) -> bool:
+    """Whether a run's result row is a failure caused by a full disk (its record says ``[Errno 28] ...``)."""
+    if row.get("status") != FAILED:
+        return False
+    error = str(row.get("error") or "")
+    return any(f"[Errno {code}]" in error for code in DISK_FULL_ERRNOS)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.0f} {unit}" if n >= 10 else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+def free_space(root) -> str:
+    """The free space of the file system holding ``root`` (its nearest existing folder): ``12 KB free``."""
+    path = Path(os.path.abspath(root))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return f"{_size(shutil.disk_usage(path).free)} free"
+    except OSError:
+        return "free space unknown"
+
+
+def disk_full_line(root, finished: int | None = None, total: int | None = None) -> str:
+    """The one line a sweep stopped by a full disk prints (on stderr) instead of its summary."""
+    kept = "" if total is None else f": {finished} of {total} runs finished and are kept"
+    return (f"rfrepro: no space left on device under {root} ({free_space(root)}){kept}; "
+            "free some space and run the same command again to resume")
 
 
 def run_row(rec: dict) -> dict:

@@ -84,8 +84,102 @@ def _check(constraints: dict, values: dict, prefix: str, owner: str) -> None:
             raise ValueError(_one_line(exc, f"{prefix}{name}", value)) from None
 
 
-def check_estimator_node(node, key: str) -> None:
-    """Check a ``method`` / ``model`` node against its class's ``_parameter_constraints``."""
+#: rows of the generated array a map without ``_parameter_constraints`` is fitted on before dispatch
+PROBE_ROWS = 16
+#: (node key, target, parameters, input dimension, task) -> the probe's one-line complaint or None
+_PROBED: dict[tuple, str | None] = {}
+
+
+def _input_dim(dataset) -> int:
+    """The dataset's number of input features as its config states it (``n_features`` anywhere in it),
+    2 for a generated dataset that states none (this project's are planar), else 8."""
+    found = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "n_features" and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    found.append(v)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(dataset)
+    return max(found) if found else 2 if dataset.get("generator") else 8
+
+
+def _named(exc: Exception, key: str, cls_name: str, own: dict) -> str:
+    """``method.n_components=-5: MyMap rejected it: ValueError: ...`` (the parameter the message names first)."""
+    text = (str(exc).strip().splitlines() or [""])[0][:200]
+    said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    hits = [(m.start(), name) for name in own
+            for m in [re.search(rf"(?<![\w.]){re.escape(str(name))}(?!\w)", text)] if m]
+    if not hits:
+        return f"{key}: {cls_name} rejected its parameters: {said}"
+    name = min(hits)[1]
+    return f"{key}.{name}={own[name]!r}: {cls_name} rejected it: {said}"
+
+
+def _probe(cfg: DictConfig, key: str, target: str, cls_name: str) -> None:
+    """Build an estimator whose class declares no constraints; fit a map on a few generated rows.
+
+    Once per distinct (target, parameters, input dimension, task) in a
+    process, so once per plan. The bandwidth rule (``kernel.sigma: median``)
+    is a number by the time a run builds its map: the probe gives it 1.0. A
+    map that fails on :data:`PROBE_ROWS` rows is tried once more on as many
+    rows as its largest integer parameter (up to 2048), so that a map that
+    needs more rows than it has landmarks is not refused for it.
+    """
+    import warnings
+
+    import numpy as np
+    from hydra.utils import instantiate
+    from omegaconf import open_dict
+
+    from rfrepro.runner.steps import SHIFT_INVARIANT
+
+    probe_cfg = cfg.copy()
+    kernel = probe_cfg.get("kernel")
+    if kernel is not None and isinstance(kernel.get("sigma"), str):
+        with open_dict(probe_cfg):
+            probe_cfg.kernel.sigma = 1.0 if kernel.get("name") in SHIFT_INVARIANT else None
+    params = OmegaConf.to_container(probe_cfg[key], resolve=True)
+    params.pop("name", None)
+    own = {k: v for k, v in params.items() if k not in _NODE_KEYS}
+    dataset = OmegaConf.to_container(cfg.get("dataset") or {}, resolve=False)
+    dim, task = _input_dim(dataset), str(dataset.get("task"))
+    ident = (key, target, repr(sorted(own.items(), key=str)), dim, task)
+    if ident not in _PROBED:
+        ints = [v for v in own.values() if isinstance(v, int) and not isinstance(v, bool)]
+        sizes = [PROBE_ROWS] + [n for n in [min(max(ints, default=0) + 1, 2048)] if n > PROBE_ROWS]
+        problem = None
+        for rows in sizes:
+            rng = np.random.default_rng(0)
+            X = rng.standard_normal((rows, dim))
+            y = rng.standard_normal(rows) if task == "regression" else np.arange(rows) % 2 * 2 - 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    est = instantiate(params)
+                    if key == "method":  # a model is only built: its fit needs the features
+                        est.fit(X, y)
+                        est.transform(X[:2])
+                problem = None
+                break
+            except Exception as exc:  # noqa: BLE001 - any complaint of the user's class, named in one line
+                problem = _named(exc, key, cls_name, own)
+        _PROBED[ident] = problem
+    if _PROBED[ident] is not None:
+        raise ValueError(_PROBED[ident])
+
+
+def check_estimator_node(node, key: str, cfg: DictConfig | None = None) -> None:
+    """Check a ``method`` / ``model`` node against its class's ``_parameter_constraints``.
+
+    A class that declares none is built (a map also fitted on a few generated
+    rows) when the run config ``cfg`` is given: see :func:`_probe`.
+    """
     if node is None:
         return
     try:
@@ -101,8 +195,10 @@ def check_estimator_node(node, key: str) -> None:
     except (ImportError, AttributeError):
         raise ValueError(f"{key}._target_: no class {target!r}") from None
     constraints = getattr(cls, "_parameter_constraints", None)
-    if constraints is None:
-        return  # a class that declares nothing: its fit checks (and a failed record says)
+    if constraints is None:  # a class that declares nothing: built (and a map fitted) on a few rows
+        if cfg is not None:
+            _probe(cfg, key, str(target), name)
+        return
     own = {k: v for k, v in params.items() if k not in _NODE_KEYS}
     unknown = sorted(set(own) - set(constraints))
     if unknown:
@@ -122,8 +218,8 @@ def check_run_config(cfg: DictConfig) -> None:
         if OmegaConf.select(cfg, key, default="__absent__") != "__absent__":
             values[key] = OmegaConf.select(cfg, key)
     _check(RUN_CONSTRAINTS, values, "", "the run config")
-    check_estimator_node(cfg.get("method"), "method")
-    check_estimator_node(cfg.get("model"), "model")
+    check_estimator_node(cfg.get("method"), "method", cfg)
+    check_estimator_node(cfg.get("model"), "model", cfg)
 
 
 def _is_hydra_key(override: str) -> bool:

@@ -22,7 +22,8 @@ from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.models.kernel_ridge import MemoryBudgetExceeded
 from rfrepro.runner.cores import run_round_trip
 from rfrepro.runner.env import provenance
-from rfrepro.runner.identity import code_version, identities
+from rfrepro.runner.code import run_code
+from rfrepro.runner.identity import identities
 from rfrepro.runner.steps import execute
 from rfrepro.runner.store import BUSY, FAILED, FINISHED, REFUSED, UNAVAILABLE, RecordStore
 
@@ -46,14 +47,15 @@ def identify(cfg: DictConfig) -> tuple[str, str, dict, DatasetUnavailable | None
 
     The data fingerprint needs the data files (fetched if absent); when they
     cannot be had, the identity says so (``{"unavailable": name}``) and the
-    error is returned to be recorded.
+    error is returned to be recorded. The code in the identity is the code
+    the run can execute (:func:`rfrepro.runner.code.run_code`), not the whole package.
     """
     try:
         fp = fingerprint(cfg.dataset, data_dir=cfg.paths.data, mirror=cfg.mirror)
         err = None
     except DatasetUnavailable as exc:
         fp, err = {"unavailable": cfg.dataset.get("name")}, exc
-    rid, cid = identities(cfg, fp)
+    rid, cid = identities(cfg, fp, code=run_code(cfg).version)
     return rid, cid, fp, err
 
 
@@ -73,7 +75,7 @@ def _base_record(cfg: DictConfig, rid: str, cid: str, fp: dict) -> dict:
         "eval": resolved["eval"],
         "dtype": str(cfg.dtype),
         "data_fingerprint": fp,
-        "code_version": code_version(),
+        "code_version": run_code(cfg).version,
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "env": provenance(),
         "executor": os.environ.get("RFREPRO_EXECUTOR", "local"),
