@@ -71,7 +71,7 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _locate(name: str) -> tuple[Path, bool, str] | None:
     """(file, is_package, path relative to its sys.path entry) of module ``name``, without importing it."""
     parts = name.split(".")
@@ -88,7 +88,7 @@ def _locate(name: str) -> tuple[Path, bool, str] | None:
     return path, is_pkg, rel
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse(path: Path, mtime_ns: int) -> ast.Module:
     return ast.parse(path.read_bytes(), filename=str(path))
 

@@ -20,9 +20,9 @@ from rfrepro.atomic import atomic_write_text
 from rfrepro.data import DatasetUnavailable, fingerprint
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.models.kernel_ridge import MemoryBudgetExceeded
+from rfrepro.runner.code import run_code
 from rfrepro.runner.cores import run_round_trip
 from rfrepro.runner.env import provenance
-from rfrepro.runner.code import run_code
 from rfrepro.runner.identity import identities
 from rfrepro.runner.steps import execute
 from rfrepro.runner.store import BUSY, FAILED, FINISHED, REFUSED, UNAVAILABLE, RecordStore
