@@ -75,7 +75,7 @@ reproduce-%: setup
 
 # $(call RUN_EACH,<studies>,<flags>): each study in turn, even when one fails or has no
 # data; $$worst is then the worst exit status (1 a run failed, 3 runs not run: see
-# rfrepro.harness.summary)
+# rfrepro.harness.run.summary)
 RUN_EACH = worst=0; for e in $(1); do $(PY) -m rfrepro.reproduce $$e $(2); \
 	  s=$$?; if [ $$s = 1 ] || { [ $$s != 0 ] && [ $$worst = 0 ]; }; then worst=$$s; fi; done
 # the results root a paths.results=DIR in ARGS names (empty: the default one)
@@ -114,6 +114,7 @@ leaderboard: setup
 
 report: setup
 	$(PY) -m rfrepro.report $(SMOKE_FLAG)
+	$(PY) -m rfrepro.harness.report.readme_table
 
 # results/reference/ (tracked): one study's outputs from a full-settings run, no raw records.
 # The study's sweep runs first (it resumes: finished runs are not redone).

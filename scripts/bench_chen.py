@@ -20,12 +20,10 @@ runs, so the ratios are comparable even on a noisy machine:
 from __future__ import annotations
 
 import argparse
-import gc
-import time
-from collections.abc import Callable
 
 import numpy as np
 import scipy.linalg
+from _timing import fastest, gemm_control
 from threadpoolctl import threadpool_limits
 
 from rfrepro.features.fastfood import Fastfood
@@ -33,19 +31,6 @@ from rfrepro.features.hadamard import fwht, fwht_inplace
 from rfrepro.features.rff import RandomFourierFeatures
 from rfrepro.features.tefm import TEFMG, TEFMS
 from rfrepro.runner.env import summary_line
-
-
-def best_time(func: Callable[[], object], repeats: int) -> float:
-    """Best wall-clock time of ``repeats`` calls; the result is dropped before the next."""
-    best = np.inf
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        out = func()
-        elapsed = time.perf_counter() - start
-        del out
-        best = min(best, elapsed)
-    return best
 
 
 def environment() -> str:
@@ -85,12 +70,12 @@ def bench_fastfood(n: int, d: int, D: int, repeats: int) -> None:
     ff = Fastfood(D, sigma=sigma, random_state=0).fit(X[:10])
     rks = RandomFourierFeatures(D, sigma=sigma, random_state=0).fit(X[:10])
     W = rks.random_weights_
-    t_gemm = best_time(lambda: X @ W, repeats)
-    t_rks = best_time(lambda: rks.transform(X), repeats)
-    t_ff = best_time(lambda: ff.transform(X), repeats)
+    t_gemm = gemm_control(X, W, repeats).best
+    t_rks = fastest(lambda: rks.transform(X), repeats).best
+    t_ff = fastest(lambda: ff.transform(X), repeats).best
     X32 = X.astype(np.float32)
-    t_ff32 = best_time(lambda: ff.transform(X32), repeats)
-    t_rks32 = best_time(lambda: rks.transform(X32), repeats)
+    t_ff32 = fastest(lambda: ff.transform(X32), repeats).best
+    t_rks32 = fastest(lambda: rks.transform(X32), repeats).best
     print(f"  bare GEMM float64          {t_gemm:8.3f} s")
     print(f"  RKS transform float64      {t_rks:8.3f} s   ({t_rks / t_gemm:.2f} x GEMM)")
     print(f"  Fastfood transform float64 {t_ff:8.3f} s   ({t_ff / t_gemm:.2f} x GEMM)")
@@ -126,19 +111,19 @@ def bench_tefm(n: int, m: int, n_up: int, n_out: int, repeats: int, threads: int
         numba.set_num_threads(threads or numba_threads)
         try:
             fit = {
-                name: best_time(lambda est=est: est.fit(X), repeats) for name, est in maps.items()
+                name: fastest(lambda est=est: est.fit(X), repeats).best for name, est in maps.items()
             }
             rff = maps["TEFM-S"].rff_
             F = rff.transform(X)
-            t_rks = best_time(lambda: rff.transform(X), repeats)
+            t_rks = fastest(lambda: rff.transform(X), repeats).best
             sketch = {
-                name: best_time(
+                name: fastest(
                     lambda est=est: est._sketch(F, n_out, np.random.RandomState(0)), repeats
-                )
+                ).best
                 for name, est in maps.items()
             }
             Y = maps["TEFM-S"]._sketch(F, n_out, np.random.RandomState(0))
-            t_qr = best_time(lambda: scipy.linalg.qr(Y, mode="economic"), repeats)
+            t_qr = fastest(lambda: scipy.linalg.qr(Y, mode="economic"), repeats).best
         finally:
             numba.set_num_threads(numba_threads)
     print(f"  RKS features F alone       {t_rks:8.3f} s   QR of Y (d x l) {t_qr:.3f} s")
@@ -155,16 +140,16 @@ def bench_fwht(n: int, d: int, repeats: int) -> None:
     small = X[:8, : min(d, 256)]
     assert np.allclose(numpy_fwht(small), small @ scipy.linalg.hadamard(small.shape[1]))
     assert np.allclose(fwht(small), numpy_fwht(small))
-    t_np = best_time(lambda: numpy_fwht(X), repeats)
+    t_np = fastest(lambda: numpy_fwht(X), repeats).best
     work = X.copy()
-    t_nb = best_time(lambda: fwht_inplace(work, normalized=True), repeats)
+    t_nb = fastest(lambda: fwht_inplace(work, normalized=True), repeats).best
     work32 = X.astype(np.float32)
-    t_nb32 = best_time(lambda: fwht_inplace(work32, normalized=True), repeats)
+    t_nb32 = fastest(lambda: fwht_inplace(work32, normalized=True), repeats).best
     # 32 rows (256 KB) stay in cache and, being few, run on one core: the
     # per-vector cost that Fastfood pays on each core
     block = X[:32].copy()
     reps = 500
-    t_cache = best_time(lambda: [fwht_inplace(block, normalized=True) for _ in range(reps)], 5)
+    t_cache = fastest(lambda: [fwht_inplace(block, normalized=True) for _ in range(reps)], 5).best
     per_vec = t_cache / (reps * block.shape[0]) * 1e6
     print(f"  numpy butterfly            {t_np:8.3f} s per transform of the matrix")
     print(f"  compiled FWHT float64      {t_nb:8.3f} s   ({t_nb / n * 1e6:.2f} us per row)")

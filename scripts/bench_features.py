@@ -29,13 +29,10 @@ what the parallel cosine gains.
 from __future__ import annotations
 
 import argparse
-import gc
-import os
-import resource
 import time
-from collections.abc import Callable
 
 import numpy as np
+from _timing import interleaved, load_average
 from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.kernel_approximation import RBFSampler
 from threadpoolctl import threadpool_limits
@@ -53,52 +50,8 @@ TARGET_RKS_OVER_GEMM = 1.3
 TARGET_AT_BLAS_LIMIT = 1.1
 
 
-def best_times(
-    funcs: dict[str, Callable[[], object]], repeats: int, clock: Callable[[], float]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Best time of ``repeats`` calls of each function, read on ``clock``, and that call's kernel time.
-
-    The functions run round-robin (one call of each per round), so a burst of
-    load from other processes slows every operation alike instead of one, and
-    in a fresh order each round (seeded): what one call leaves behind can slow
-    the next, so in a fixed order one operation would pay for its predecessor
-    every time. Measured here (n = 20000, d = 784, D = 4096): in the fixed
-    order, float32 "cos" after the float64 one took 0.72 s, 1.09-1.10x the
-    float32 GEMM, and in shuffled orders 0.675 s (1.02-1.06x). The
-    kernel (system) CPU time of a call is mostly the page faults of its fresh
-    output arrays: where the host compacts memory for huge pages, a fault can
-    stall, and a call whose kernel time is a large part of its time measured
-    the host's memory management more than the operation.
-    """
-    best = dict.fromkeys(funcs, np.inf)
-    kernel = dict.fromkeys(funcs, np.nan)
-    order = list(funcs.items())
-    shuffle = np.random.RandomState(0).shuffle
-    for _ in range(repeats):
-        shuffle(order)
-        for key, func in order:
-            gc.collect()
-            sys_start = resource.getrusage(resource.RUSAGE_SELF).ru_stime
-            start = clock()
-            out = func()
-            elapsed = clock() - start
-            sys_time = resource.getrusage(resource.RUSAGE_SELF).ru_stime - sys_start
-            del out
-            if elapsed < best[key]:
-                best[key], kernel[key] = elapsed, sys_time
-    return best, kernel
-
-
 def environment() -> str:
     return summary_line()
-
-
-def load_average() -> str:
-    """1-minute load average: above the core count, other processes share the cores."""
-    try:
-        return f"{os.getloadavg()[0]:.2f}"
-    except (AttributeError, OSError):
-        return "n/a"
 
 
 def warm_up(d: int) -> None:
@@ -182,11 +135,12 @@ def main(argv: list[str] | None = None) -> None:
         ("sk_nys", f"(f) sklearn Nystroem, {landmarks} comp", lambda: sk_nys.transform(X64)),
     ]
     clock = time.perf_counter if args.clock == "wall" else time.process_time
-    times, kernel = best_times({key: func for key, _, func in rows}, k, clock)
+    timings = interleaved({key: func for key, _, func in rows}, k, clock=clock, shuffle=True)
+    times = {key: t.best for key, t in timings.items()}
     print(f"\n{'operation':<44} {'time [s]':>9} {'/ GEMM64':>9} {'/ RBFSampler':>13} {'kernel [s]':>11}")
     for key, label, _ in rows:
         t = times[key]
-        print(f"{label:<44} {t:9.3f} {t / times['gemm64']:9.2f} {t / times['rbf']:13.2f} {kernel[key]:11.3f}")
+        print(f"{label:<44} {t:9.3f} {t / times['gemm64']:9.2f} {t / times['rbf']:13.2f} {timings[key].best_kernel:11.3f}")
     print("kernel: the best call's system CPU time, mostly the page faults of its output; where it is a "
           "large share of the time, the host's memory management stalled the call")
 

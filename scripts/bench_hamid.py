@@ -22,12 +22,9 @@ the ratios are comparable even on a noisy machine. Each figure is printed as
 from __future__ import annotations
 
 import argparse
-import gc
-import time
-import tracemalloc
-from collections.abc import Callable
 
 import numpy as np
+from _timing import fastest, gemm_control, loglog_slope, peak_bytes
 from sklearn.kernel_approximation import PolynomialCountSketch
 
 from rfrepro.features import RandomMaclaurin, TensorSketch
@@ -35,39 +32,9 @@ from rfrepro.features.hadamard import SRHT
 from rfrepro.runner.env import summary_line
 
 
-def best_time(func: Callable[[], object], repeats: int) -> float:
-    """Best wall-clock time of ``repeats`` calls; the result is dropped before the next."""
-    best = np.inf
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        out = func()
-        elapsed = time.perf_counter() - start
-        del out
-        best = min(best, elapsed)
-    return best
-
-
-def peak_bytes(func: Callable[[], object]) -> int:
-    """Peak memory numpy/python allocated during one call (tracemalloc), the output included."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        out = func()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    del out
-    return peak
-
-
 def sphere(n: int, d: int, seed: int = 0) -> np.ndarray:
     X = np.random.RandomState(seed).standard_normal((n, d))
     return X / np.linalg.norm(X, axis=1, keepdims=True)
-
-
-def loglog_slope(x, y) -> float:
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 def bench_tensor_sketch(n: int, d: int, D: int, degree: int, repeats: int) -> None:
@@ -79,10 +46,10 @@ def bench_tensor_sketch(n: int, d: int, D: int, degree: int, repeats: int) -> No
     ts.index_hash_, ts.bit_hash_ = sk.indexHash_, sk.bitHash_.astype(float)
     ts._fit_sketch()
     assert np.allclose(ts.transform(X[:50]), sk.transform(X[:50]), atol=1e-8)
-    t_sk = best_time(lambda: sk.transform(X), repeats)
-    t_ts = best_time(lambda: ts.transform(X), repeats)
+    t_sk = fastest(lambda: sk.transform(X), repeats).best
+    t_ts = fastest(lambda: ts.transform(X), repeats).best
     X32 = X.astype(np.float32)
-    t_ts32 = best_time(lambda: ts.transform(X32), repeats)
+    t_ts32 = fastest(lambda: ts.transform(X32), repeats).best
     m_sk = peak_bytes(lambda: sk.transform(X))
     m_ts = peak_bytes(lambda: ts.transform(X))
     m_ts32 = peak_bytes(lambda: ts.transform(X32))
@@ -104,8 +71,8 @@ def bench_down_projection(n: int, D: int, E: int, Ds: list[int], repeats: int) -
     srht = SRHT(D, E, random_state=0)
     srht.apply(F[:8])  # compile / load the kernels outside the timing
     srht.apply(F[:4096])
-    t_gauss = best_time(lambda: F @ P, repeats)
-    t_srht = best_time(lambda: srht.apply(F), repeats)
+    t_gauss = gemm_control(F, P, repeats).best
+    t_srht = fastest(lambda: srht.apply(F), repeats).best
     print(f"  Gaussian (GEMM)  {t_gauss:8.3f} s")
     print(f"  SRHT             {t_srht:8.3f} s")
     print(f"SRHT/Gaussian down-projection: {t_srht / t_gauss:.3f}")
@@ -113,7 +80,7 @@ def bench_down_projection(n: int, D: int, E: int, Ds: list[int], repeats: int) -
     for Dk in Ds:
         Fk = rng.standard_normal((n, Dk))
         sk = SRHT(Dk, E, random_state=0)
-        times.append(best_time(lambda sk=sk, Fk=Fk: sk.apply(Fk), repeats))
+        times.append(fastest(lambda sk=sk, Fk=Fk: sk.apply(Fk), repeats).best)
         print(f"  SRHT D = {Dk:6d}  {times[-1]:8.4f} s")
     print(f"SRHT time slope over D (log-log, D = {Ds[0]}..{Ds[-1]}): {loglog_slope(Ds, times):.3f}")
 
@@ -122,7 +89,7 @@ def bench_maclaurin(n: int, d: int, D: int, degree: int, repeats: int) -> None:
     print(f"\n(c) RandomMaclaurin vs a bare GEMM: n = {n}, d = {d}, D = {D}, degree {degree}")
     X = sphere(n, d)
     W = np.random.RandomState(2).choice([-1.0, 1.0], size=(d, D))
-    t_gemm = best_time(lambda: X @ W, repeats)
+    t_gemm = gemm_control(X, W, repeats).best
     print(f"  bare GEMM (n, d) x (d, D)   {t_gemm:8.3f} s")
     variants = {
         "RM/GEMM": dict(),
@@ -132,7 +99,7 @@ def bench_maclaurin(n: int, d: int, D: int, degree: int, repeats: int) -> None:
     for name, kw in variants.items():
         rm = RandomMaclaurin(D, degree=degree, offset=1.0, random_state=0, **kw).fit(X[:10])
         rm.transform(X[:10])  # cast the draws / compile once
-        t = best_time(lambda rm=rm: rm.transform(X), repeats)
+        t = fastest(lambda rm=rm: rm.transform(X), repeats).best
         factors = int(sum(len(rm.degrees_) - s for s in rm.starts_[:-1]))
         print(f"  {name:24s} {t:8.3f} s   ({factors} Rademacher vectors for {D} features)")
         print(f"{name}: {t / t_gemm:.3f}")

@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rfrepro.harness.plan import plan
-from rfrepro.harness.pools import run_sweep
+from rfrepro.harness.run.plan import plan
+from rfrepro.harness.run.pools import run_sweep
 from rfrepro.runner.env import summary_line
 
 TRIVIAL = ["dataset.n_train=20", "dataset.n_test=20", "eval.predict=false", "method=rks_cos",
@@ -39,8 +39,8 @@ def _report(study: str, root: str) -> tuple[float, dict[str, int]]:
 
     import rfrepro.data as data
     import rfrepro.data.download as download
-    from rfrepro.harness.outputs import build_outputs
-    from rfrepro.harness.report import write_report
+    from rfrepro.harness.report.outputs import build_outputs
+    from rfrepro.harness.report.report import write_report
 
     calls: dict[str, int] = {}
     patched = [(hydra, "compose"), (data, "fingerprint"), (data, "load_dataset"),

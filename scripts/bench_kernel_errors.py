@@ -22,10 +22,9 @@ sweep at ``--jobs 2`` on 2 cores has.
 from __future__ import annotations
 
 import argparse
-import gc
-import time
 
 import numpy as np
+from _timing import fastest, gemm_control
 from threadpoolctl import threadpool_limits
 
 from rfrepro.kernels import gaussian_kernel
@@ -34,16 +33,6 @@ from rfrepro.runner.env import summary_line
 
 SIZES = ((1000, 512), (1000, 4096), (3000, 512), (3000, 2048), (4000, 1024))
 QUICK_SIZES = ((300, 64), (300, 512))
-
-
-def best_time(func, repeats: int) -> tuple[float, object]:
-    best, out = np.inf, None
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        out = func()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def errors_through_blocks(ref, Z):
@@ -71,13 +60,15 @@ def main(argv=None) -> int:
             ref = kernel_metrics.KernelReference.from_matrix(gaussian_kernel(X, sigma=sigma))
             W = rng.standard_normal((20, D)) / sigma
             Z = np.sqrt(2.0 / D) * np.cos(X @ W + rng.uniform(0, 2 * np.pi, D))
-            gemm, _ = best_time(lambda Z=Z: Z @ Z.T, args.repeats)
-            whole, a = best_time(lambda ref=ref, Z=Z: kernel_metrics.kernel_errors(ref, Z), args.repeats)
-            blocks, b = best_time(lambda ref=ref, Z=Z: errors_through_blocks(ref, Z), args.repeats)
-            diff = abs(a["kerr_spec"] - b["kerr_spec"]) / b["kerr_spec"]
-            print(f"n = {n}, D = {D}: GEMM {gemm:.3f} s, whole {whole:.3f} s, through K and Z {blocks:.3f} s")
-            print(f"  whole/GEMM: {whole / gemm:.2f}")
-            print(f"  through-K-Z/GEMM: {blocks / gemm:.2f}")
+            gemm = gemm_control(Z, Z.T, args.repeats).best
+            whole = fastest(lambda ref=ref, Z=Z: kernel_metrics.kernel_errors(ref, Z), args.repeats, keep=True)
+            blocks = fastest(lambda ref=ref, Z=Z: errors_through_blocks(ref, Z), args.repeats, keep=True)
+            a, b = whole.out["kerr_spec"], blocks.out["kerr_spec"]
+            diff = abs(a - b) / b
+            print(f"n = {n}, D = {D}: GEMM {gemm:.3f} s, whole {whole.best:.3f} s, "
+                  f"through K and Z {blocks.best:.3f} s")
+            print(f"  whole/GEMM: {whole.best / gemm:.2f}")
+            print(f"  through-K-Z/GEMM: {blocks.best / gemm:.2f}")
             print(f"  spectral rel. diff: {diff:.1e}")
     return 0
 

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
-import tracemalloc
 
 import numba
 import numpy as np
+from _timing import interleaved, peak_bytes
 from threadpoolctl import threadpool_limits
 
 from rfrepro.features._trig import cos_sin_into
@@ -46,21 +45,6 @@ def one_shot(X_sub: np.ndarray, candidates: np.ndarray, mu: float) -> np.ndarray
     cos_sin_into(X_sub @ candidates, Phi_t, 1.0 / math.sqrt(n_sub * n_cand))
     row_scores = ridge_leverage_scores(Phi_t.T, mu)
     return row_scores[:n_cand] + row_scores[n_cand:]
-
-
-def timed(fn, *args) -> tuple[float, np.ndarray]:
-    t0 = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - t0, out
-
-
-def traced_peak(fn, *args) -> int:
-    tracemalloc.start()
-    try:
-        fn(*args)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,17 +69,17 @@ def main(argv: list[str] | None = None) -> None:
             candidate_leverage_scores(X, sample_frequencies("gaussian", d, 64, math.sqrt(d), rng), MU)  # compile
             for D in budgets:
                 candidates = sample_frequencies("gaussian", d, OVERSAMPLING * (D // 2), math.sqrt(d), rng)
-                t_one, t_blk = [], []
-                for _ in range(repeats):
-                    t, ref = timed(one_shot, X, candidates, MU)
-                    t_one.append(t)
-                    t, new = timed(candidate_leverage_scores, X, candidates, MU)
-                    t_blk.append(t)
+                forms = {
+                    "one-shot": lambda X=X, c=candidates: one_shot(X, c, MU),
+                    "blocked": lambda X=X, c=candidates: candidate_leverage_scores(X, c, MU),
+                }
+                t = interleaved(forms, repeats, keep=True)
+                t_one, t_blk = t["one-shot"].best, t["blocked"].best
+                ref, new = t["one-shot"].out, t["blocked"].out
                 rel = float(np.max(np.abs(new - ref) / ref))
-                peak_one = traced_peak(one_shot, X, candidates, MU)
-                peak_blk = traced_peak(candidate_leverage_scores, X, candidates, MU)
-                print(f"{d:>3} {D:>5} {candidates.shape[1]:>7} {min(t_one):>10.2f} {min(t_blk):>9.2f} "
-                      f"{min(t_blk) / min(t_one):>6.2f} {rel:>12.1e} {peak_one / 2**20:>11.0f} "
+                peak_one, peak_blk = (peak_bytes(form) for form in forms.values())
+                print(f"{d:>3} {D:>5} {candidates.shape[1]:>7} {t_one:>10.2f} {t_blk:>9.2f} "
+                      f"{t_blk / t_one:>6.2f} {rel:>12.1e} {peak_one / 2**20:>11.0f} "
                       f"{peak_blk / 2**20:>10.0f}", flush=True)
 
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-import tracemalloc
 
 import numba
 import numpy as np
+from _timing import fastest, loglog_slope, peak_bytes
 from threadpoolctl import threadpool_limits
 
 from rfrepro.data.synthetic import checkerboard
@@ -52,28 +51,6 @@ def make_data(kind: str, n: int, seed: int) -> tuple[np.ndarray, float]:
         return X, CHECKER_SIGMA
     # the median rule, resolved here so its fixed cost (2000 rows) stays out of the timings
     return X, resolve_bandwidth(X, "median", random_state=seed)
-
-
-def timed_fit(sel: RFFSelection, X: np.ndarray, repeats: int) -> tuple[float, RFFSelection]:
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        sel.fit(X)
-        best = min(best, time.perf_counter() - t0)
-    return best, sel
-
-
-def peak_bytes(sel: RFFSelection, X: np.ndarray) -> int:
-    tracemalloc.start()
-    try:
-        sel.fit(X)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def slope(n: np.ndarray, t: np.ndarray) -> float:
-    return float(np.polyfit(np.log(n), np.log(t), 1)[0])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,10 +92,11 @@ def main(argv: list[str] | None = None) -> None:
         RFFSelection(**{**common, "max_components": 2 * chunk}, sigma=sigma0).fit(X0)
         for n in sizes:
             X, sigma = make_data(args.data, int(n), args.seed)
-            t_rule, rule = timed_fit(RFFSelection(**common, sigma=sigma), X, repeats)
+            rule = RFFSelection(**common, sigma=sigma)
+            t_rule = fastest(lambda X=X, rule=rule: rule.fit(X), repeats).best
             full = RFFSelection(**common, sigma=sigma, eps=-np.inf)
-            t_full, full = timed_fit(full, X, repeats)
-            peak = peak_bytes(full, X)
+            t_full = fastest(lambda X=X, full=full: full.fit(X), repeats).best
+            peak = peak_bytes(lambda X=X, full=full: full.fit(X))
             tries_rule, tries_full = len(rule.error_trace_), len(full.error_trace_)
             rows.append((n, t_rule, t_rule / tries_rule, t_full, t_full / tries_full, peak))
             print(
@@ -132,9 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     cols = np.array([r[1:] for r in rows])
     print(
         "log-log slope of time against n (1 = linear): "
-        f"rule total {slope(n_arr, cols[:, 0]):.2f}, rule per try {slope(n_arr, cols[:, 1]):.2f}, "
-        f"full (fixed {d_max // chunk} tries) {slope(n_arr, cols[:, 2]):.2f}; "
-        f"peak memory {slope(n_arr, cols[:, 4]):.2f}"
+        f"rule total {loglog_slope(n_arr, cols[:, 0]):.2f}, rule per try {loglog_slope(n_arr, cols[:, 1]):.2f}, "
+        f"full (fixed {d_max // chunk} tries) {loglog_slope(n_arr, cols[:, 2]):.2f}; "
+        f"peak memory {loglog_slope(n_arr, cols[:, 4]):.2f}"
     )
 
 

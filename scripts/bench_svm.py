@@ -30,12 +30,12 @@ Usage: ``python scripts/bench_svm.py [--quick] [--repeats N]``.
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numba
 import numpy as np
 import scipy.sparse as sp
+from _timing import fastest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from threadpoolctl import threadpool_limits
@@ -67,11 +67,9 @@ def features(kind: str, D: int, seed: int):
 
 
 def ours(Z, y):
-    t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # the refit at the smallest lambdas stops at the cap
-        svm = LinearSVM(lam="cv", max_iter=CV_MAX_ITER).fit(Z, y)
-    return time.perf_counter() - t0, svm
+        return LinearSVM(lam="cv", max_iter=CV_MAX_ITER).fit(Z, y)
 
 
 def _svc(C: float):
@@ -79,10 +77,13 @@ def _svc(C: float):
     return _liblinear(C, "hinge", False, 1.0, CV_MAX_ITER, 1e-4)
 
 
-def sklearn_search(Z, y, lams):
+def our_folds(Z, y):
+    """The folds of our search: 3-fold stratified, shuffled with seed 0."""
+    return list(StratifiedKFold(3, shuffle=True, random_state=0).split(Z, np.unique(y, return_inverse=True)[1]))
+
+
+def sklearn_search(Z, y, lams, folds):
     """The same search with LinearSVC: our folds, C = 1 / (lam m_fold) per fold, the refit at C = 1 / (lam m)."""
-    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(Z, np.unique(y, return_inverse=True)[1]))
-    t0 = time.perf_counter()
     errors = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -94,7 +95,7 @@ def sklearn_search(Z, y, lams):
             errors[lam] = err / len(folds)
         best = min(sorted(errors, reverse=True), key=lambda lam: errors[lam])  # ties to the larger lam
         final = _svc(1.0 / (best * Z.shape[0])).fit(Z, y)
-    return time.perf_counter() - t0, best, final
+    return best, final
 
 
 def pass_problem(rows: str, D: int):
@@ -109,9 +110,8 @@ def pass_problem(rows: str, D: int):
 
 
 def seconds_per_pass(model, X, y) -> float:
-    t0 = time.perf_counter()
-    model.fit(X, y)
-    return (time.perf_counter() - t0) / int(np.max(model.n_iter_))
+    fit = fastest(lambda: model.fit(X, y), 1, keep=True)
+    return fit.best / int(np.max(fit.out.n_iter_))
 
 
 def per_pass(cases, repeats: int) -> None:
@@ -141,9 +141,13 @@ def main() -> None:
         for kind, D in (QUICK_CASES if args.quick else FULL_CASES):
             Z, y, Zt, yt = features(kind, D, seed=0)
             ours(Z[:60], y[:60])  # the compiled solver loaded for this input's types, outside the timings
-            t_ours, svm = min((ours(Z, y) for _ in range(repeats)), key=lambda r: r[0])
+            fit = fastest(lambda Z=Z, y=y: ours(Z, y), repeats, keep=True)
+            t_ours, svm = fit.best, fit.out
             lams = sorted(svm.cv_errors_, reverse=True)  # the grid our search ended with, edges included
-            t_skl, lam_skl, final = min((sklearn_search(Z, y, lams) for _ in range(repeats)), key=lambda r: r[0])
+            folds = our_folds(Z, y)
+            search = fastest(lambda Z=Z, y=y, lams=lams, folds=folds: sklearn_search(Z, y, lams, folds), repeats,
+                             keep=True)
+            t_skl, (lam_skl, final) = search.best, search.out
             err_ours = np.mean(svm.predict(Zt) != yt)
             err_skl = np.mean(final.predict(Zt) != yt)
             print(f"{kind:>4} {D:>5} {Z.shape[1]:>6} {t_ours:>7.2f} {t_skl:>9.2f} {t_ours / t_skl:>6.2f}  "

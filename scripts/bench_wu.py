@@ -35,31 +35,17 @@ so the ratios are comparable on a noisy machine):
 from __future__ import annotations
 
 import argparse
-import gc
 import os
-import time
-from collections.abc import Callable
 
 import numba
 import numpy as np
 import scipy.sparse as sp
+from _timing import fastest, interleaved, load_average, loglog_slope, parallel_speedup
 
 from rfrepro.features import RandomBinning, RandomFourierFeatures
 from rfrepro.models import CGRidge, ExactKernelRidge, ParallelRCD
 from rfrepro.runner.cores import SHARED_CACHE_NS, round_trip_ns
 from rfrepro.runner.env import summary_line
-
-
-def median_time(func: Callable[[], object], repeats: int) -> tuple[float, object]:
-    """Median wall-clock time of ``repeats`` calls and the last result."""
-    times, out = [], None
-    for _ in range(repeats):
-        del out
-        gc.collect()
-        start = time.perf_counter()
-        out = func()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times)), out
 
 
 def rb_over_csr(n: int, repeats: int) -> None:
@@ -71,15 +57,13 @@ def rb_over_csr(n: int, repeats: int) -> None:
     col, data = Z.indices.copy(), Z.data.copy()
     del Z
     # the two timed alternately, so both medians see the same background load
-    t_rb, t_csr = [], []
-    for _ in range(repeats):
-        t_rb.append(median_time(lambda: rb.fit_transform(X), 1)[0])
-        t_csr.append(median_time(lambda: sp.coo_matrix((data, (row, col)), shape=(n, rb.n_features_out_)).tocsr(),
-                                 1)[0])
-    t_rb, t_csr = float(np.median(t_rb)), float(np.median(t_csr))
+    t = interleaved({"rb": lambda: rb.fit_transform(X),
+                     "csr": lambda: sp.coo_matrix((data, (row, col)), shape=(n, rb.n_features_out_)).tocsr()},
+                    repeats)
+    t_rb, t_csr = t["rb"].median, t["csr"].median
     print(f"RB fit_transform (n = {n}, d = 22, R = 128, D = {rb.n_features_out_}): {t_rb:.3f} s")
     print(f"coo -> csr of the same (row, col): {t_csr:.3f} s")
-    print(f"RB/CSR: {t_rb / t_csr:.2f}  (goal <= 3; load average {os.getloadavg()[0]:.1f})")
+    print(f"RB/CSR: {t_rb / t_csr:.2f}  (goal <= 3; load average {load_average(1)})")
 
 
 def _cadata(quick: bool):
@@ -111,12 +95,13 @@ def cg_slope(quick: bool, repeats: int) -> None:
     for R in (32, 64, 128, 256, 512):
         Z = RandomBinning(n_components=R, sigma=0.56, random_state=0).fit_transform(X)
         model = CGRidge(lam=0.01, tol=1e-15, maxiter=iters, solve_in="primal")
-        t, m = median_time(lambda model=model, Z=Z: model.fit(Z, y), repeats)
+        fit = fastest(lambda model=model, Z=Z: model.fit(Z, y), repeats, keep=True)
+        t, m = fit.median, fit.out
         nnz.append(Z.nnz)
         per_iter.append(t / m.n_iter_)
         print(f"  R = {R:4d}: D = {Z.shape[1]:8d}, nnz = {Z.nnz:8d}, {m.n_iter_} CG iterations, "
               f"{1e3 * per_iter[-1]:.3f} ms per iteration")
-    slope = float(np.polyfit(np.log(nnz), np.log(per_iter), 1)[0])
+    slope = loglog_slope(nnz, per_iter)
     print(f"CG per iteration vs nnz ({what}, sigma = 0.56): {slope:.2f}  (goal <= 1.1)")
 
 
@@ -129,8 +114,8 @@ def rows_over_primal(quick: bool, repeats: int) -> None:
     fits = {}
     for where in ("primal", "rows"):
         model = CGRidge(lam=0.01, task="multiclass", tol=1e-3, maxiter=1000, solve_in=where)
-        fits[where] = median_time(lambda model=model: model.fit(Z, y), repeats)
-    (tp, mp), (tr, mr) = fits["primal"], fits["rows"]
+        fits[where] = fastest(lambda model=model: model.fit(Z, y), repeats, keep=True)
+    (tp, mp), (tr, mr) = (fits["primal"].median, fits["primal"].out), (fits["rows"].median, fits["rows"].out)
     gap = float(np.abs(mr.coef_ - mp.coef_).max() / np.abs(mp.coef_).max())
     print(f"CG row space / primal ({n} x 16 uniform rows, R = {R}, sigma = 0.28: D = {Z.shape[1]}, 26 classes): "
           f"{tr / tp:.3f} ({tr:.3f} s vs {tp:.3f} s; {mr.n_iter_} and {mp.n_iter_} iterations; "
@@ -154,10 +139,10 @@ def _rcd_pair(Z, y, repeats: int, lam: float, tol: float,
             if probe and threads == 2:  # the host can move the vCPUs between the probes before and after a run
                 ns = round_trip_ns()
                 probes.append(float("inf") if ns is None else ns)
-            elapsed, m = median_time(lambda threads=threads: fit(threads), 1)
-            t.append(elapsed)
-            f.append(m.objective_)
-            e.append(m.n_iter_)
+            run = fastest(lambda threads=threads: fit(threads), 1, keep=True)
+            t.append(run.median)
+            f.append(run.out.objective_)
+            e.append(run.out.n_iter_)
     gap = max(abs(a - b) / a for a in f1 for b in f2)
     epochs = f"{'/'.join(map(str, sorted(set(e1))))} vs {'/'.join(map(str, sorted(set(e2))))} epochs"
     return float(np.median(t1)), float(np.median(t2)), gap, epochs, max(probes, default=float("nan"))
@@ -227,33 +212,17 @@ def _quiet(before: float, after: float, near: bool) -> bool:
     return min(before, after) >= QUIET and near
 
 
-@numba.njit(parallel=True, cache=True)
-def _independent_work(parts: int, n: int) -> float:
-    out = np.zeros(parts)
-    for t in numba.prange(parts):
-        s = 0.0
-        for i in range(n // parts):
-            s += np.sin(i * 1e-3)
-        out[t] = s
-    return out.sum()
-
-
 #: a control at or above this marks a quiet machine: a 2-thread speedup measured then is the code's, not the load's
 QUIET = 1.75
 
 
 def parallel_control(repeats: int) -> float:
     """The speedup of an embarrassingly parallel kernel: what the machine allows right now."""
-    times = {}
-    for threads in (1, 2):
-        numba.set_num_threads(threads)
-        _independent_work(threads, 1000)
-        times[threads] = median_time(lambda threads=threads: _independent_work(threads, 20_000_000), repeats)[0]
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    print(f"control: 2-thread speedup of an embarrassingly parallel kernel: {times[1] / times[2]:.2f} "
+    speedup = parallel_speedup(repeats)
+    print(f"control: 2-thread speedup of an embarrassingly parallel kernel: {speedup:.2f} "
           f"(the most any 2-thread speedup can show on this machine now; load average "
-          f"{os.getloadavg()[0]:.1f})")
-    return times[1] / times[2]
+          f"{load_average(1)})")
+    return speedup
 
 
 def core_link() -> bool:
@@ -298,11 +267,12 @@ def laplacian_over_sklearn(quick: bool, repeats: int) -> None:
                 n, m = (600, 200) if quick else (3000, 1000)
                 X, Y = rng.uniform(0, 1, (n, d)), rng.uniform(0, 1, (m, d))
                 sigma = float(d)
-                ours, K = median_time(lambda X=X, Y=Y, s=sigma: laplacian_kernel(X, Y, sigma=s), repeats)
-                theirs, K_sk = median_time(lambda X=X, Y=Y, s=sigma: sk_laplacian(X, Y, gamma=1.0 / s), repeats)
-                err = float(np.max(np.abs(K - K_sk) / K_sk))
-                print(f"Laplacian kernel / sklearn (d = {d}): {ours / theirs:.2f} "
-                      f"({ours:.3f} s vs {theirs:.3f} s, {n} x {m} pairs, one thread; max relative difference {err:.1e})")
+                ours = fastest(lambda X=X, Y=Y, s=sigma: laplacian_kernel(X, Y, sigma=s), repeats, keep=True)
+                theirs = fastest(lambda X=X, Y=Y, s=sigma: sk_laplacian(X, Y, gamma=1.0 / s), repeats, keep=True)
+                err = float(np.max(np.abs(ours.out - theirs.out) / theirs.out))
+                print(f"Laplacian kernel / sklearn (d = {d}): {ours.median / theirs.median:.2f} "
+                      f"({ours.median:.3f} s vs {theirs.median:.3f} s, {n} x {m} pairs, one thread; "
+                      f"max relative difference {err:.1e})")
         finally:
             numba.set_num_threads(previous)
 

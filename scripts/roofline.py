@@ -6,7 +6,7 @@ round-robin so a burst of load from other processes slows them alike), and
 set it against the time the map's declared cost predicts on this host:
 ``max(flops / peak GEMM rate at the dtype, bytes / copy bandwidth)``
 (``cost(n)`` of each map, :mod:`rfrepro.features._cost`; the peaks of
-:mod:`rfrepro.harness.roofline`, measured once per host and cached). The
+:mod:`rfrepro.harness.run.roofline`, measured once per host and cached). The
 fraction of peak is predicted over measured time: 1 is at the roofline.
 
     python scripts/roofline.py                 # n = 5000, d = 784, D = 1024: about a minute
@@ -42,7 +42,7 @@ from rfrepro.features import (
     RFFSelection,
     StructuredOrthogonalRandomFeatures,
 )
-from rfrepro.harness.roofline import cache_path, host_peaks
+from rfrepro.harness.run.roofline import cache_path, host_peaks
 from rfrepro.runner.env import summary_line
 
 FULL = {"n": 20000, "d": 784, "D": 4096}

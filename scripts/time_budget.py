@@ -162,7 +162,7 @@ def study_compute(results: Path, pattern: str = "*", papers: Iterable[str] | Non
 
 def max_jobs(slug: str) -> int | None:
     """The study's ``sweep.max_jobs`` from its config (None: unlimited, or no config of this checkout names it)."""
-    from rfrepro.harness.grid import max_jobs as study_max_jobs
+    from rfrepro.harness.run.grid import max_jobs as study_max_jobs
 
     paper, _, item = slug.partition("-")
     try:

@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 from threadpoolctl import threadpool_limits
 
 # Runs record ``roofline: null`` unless a test turns the host measurement on (with tiny sizes
@@ -19,3 +20,12 @@ if _workers > 1:
 # --doctest-modules would import this file a second time as a test module, under the name
 # another directory's conftest already holds; it has no doctests
 collect_ignore = ["conftest.py"]
+
+
+@pytest.fixture
+def results_root(tmp_path, monkeypatch):
+    """Send results and downloads of the test to a temporary folder."""
+    root = tmp_path / "results"
+    monkeypatch.setenv("RFREPRO_RESULTS", str(root))
+    monkeypatch.setenv("RFREPRO_DATA", str(tmp_path / "data"))
+    return root

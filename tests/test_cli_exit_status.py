@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rfrepro.harness.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
+from rfrepro.harness.run.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["dataset.n_train=150", "dataset.n_test=300"]

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from rfrepro.atomic import atomic_write_text
-from rfrepro.harness.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
+from rfrepro.harness.run.summary import EXIT_FAILED, EXIT_NOT_RUN, EXIT_OK, EXIT_USAGE
 from rfrepro.runner.store import RecordStore
 
 ROOT = Path(__file__).resolve().parents[1]
-N_SMOKE = len(__import__("rfrepro.harness.grid", fromlist=["expand"]).expand("sun2018/fig1", smoke=True))
+N_SMOKE = len(__import__("rfrepro.harness.run.grid", fromlist=["expand"]).expand("sun2018/fig1", smoke=True))
 SMALL = ["dataset.n_train=150", "dataset.n_test=300"]
 
 
@@ -128,7 +128,7 @@ def test_subsample_larger_than_the_data_fails_clearly(tmp_path):
     mirror = Path(__file__).resolve().parents[2] / "shared" / "datasets"
     if not mirror.is_dir():
         pytest.skip("needs the offline dataset mirror")
-    from rfrepro.harness.config import compose
+    from rfrepro.harness.run.config import compose
     from rfrepro.runner.record import run_and_record
 
     cfg = compose(["dataset=cpusmall", "method=rks_cos", "model=krr", "dataset.subsample.n_train=10000000",
@@ -155,7 +155,7 @@ def test_unavailable_data_exits_3_with_the_urls_and_both_ways_out(tmp_path):
 
 
 def test_exit_code_rules():
-    from rfrepro.harness.summary import exit_code
+    from rfrepro.harness.run.summary import exit_code
 
     assert exit_code([{"status": "ok"}, {"status": "ok", "_skipped": True}]) == EXIT_OK
     assert exit_code([{"status": "ok"}, {"status": "unavailable"}]) == EXIT_NOT_RUN
@@ -207,7 +207,7 @@ def test_a_results_override_gets_the_runs_and_the_outputs(tmp_path):
     assert status["recorded"] == status["expected_runs"] == N_SMOKE and status["missing"] == 0
     # the grid was changed by key=value overrides: the status (and so the report) says which
     assert status["overrides"][:2] == SMALL
-    from rfrepro.harness.report import study_section
+    from rfrepro.harness.report.report import study_section
 
     assert "**Not the paper's settings:** this study's grid was run with the overrides `dataset.n_train=150`" \
         in study_section("sun2018/fig1", elsewhere)
@@ -218,7 +218,7 @@ def test_a_results_override_gets_the_runs_and_the_outputs(tmp_path):
 def test_report_names_runs_refused_by_the_memory_budget(tmp_path):
     import pandas as pd
 
-    from rfrepro.harness.report import study_section
+    from rfrepro.harness.report.report import study_section
 
     slug = "wu2016-fig5"
     (tmp_path / "plans").mkdir()
@@ -237,7 +237,7 @@ def test_report_names_runs_refused_by_the_memory_budget(tmp_path):
 
 
 def test_summary_of_a_killed_worker_points_at_its_record_not_a_traceback():
-    from rfrepro.harness.summary import summarize
+    from rfrepro.harness.run.summary import summarize
 
     died = {"status": "failed", "arm": "a", "run_id": "r1", "error_type": "worker died",
             "error": "worker died (TerminatedWorkerError: A worker process was killed), after one retry"}

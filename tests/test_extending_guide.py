@@ -104,7 +104,7 @@ def test_the_guides_map_runs_and_a_bad_value_is_one_line(user):
 
 def test_the_guides_map_reaches_a_leaderboard_table_and_a_claim_reusing_every_other_run(user):
     base, env = user
-    from rfrepro.harness.arms import kernel_arms
+    from rfrepro.harness.run.arms import kernel_arms
 
     drop = f"sweep.arms_from.drop=[{','.join(a for a in kernel_arms('gaussian') if a not in KEEP)}]"
     cmd = next(c for c, how in HOW.items() if how == "run" and "arms_from.add" in c)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rfrepro.harness.claims import (  # noqa: F401
+from rfrepro.harness.report.claims import (  # noqa: F401
     combine_data,
     judge,
     judge_log_ratio,
@@ -13,7 +13,7 @@ from rfrepro.harness.claims import (  # noqa: F401
     mean_interval,
     not_run,
 )
-from rfrepro.harness.plots import finished, mean_std
+from rfrepro.harness.report.plots import finished, mean_std
 
 #: Sweep arm -> the paper's method name, in the paper's legend order.
 LABELS = {"rks": "RKS", "tefm_g": "TEFM-G", "tefm_s": "TEFM-S", "comp": "Comp", "quasi": "Quasi", "ffood": "Ffood"}

@@ -29,8 +29,8 @@ from experiments.chen2015.common import (
     plot_curves,
     variant_of,
 )
-from rfrepro.harness.claims import judge_every, not_run, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge_every, not_run, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}
 SPEC = "metrics.kerr_spec"

@@ -34,8 +34,8 @@ from experiments.chen2015.common import (
     substitute_label,
     variant_of,
 )
-from rfrepro.harness.claims import judge, judge_every, not_run, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge, judge_every, not_run, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 L = "fitted.n_features_out"
 RMSE = "metrics.rel_rmse"

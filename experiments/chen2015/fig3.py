@@ -35,8 +35,8 @@ from experiments.chen2015.common import (
     variant_of,
 )
 from experiments.chen2015.fig2 import KRR_DATASETS, cv_choice
-from rfrepro.harness.claims import judge_every, not_run, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge_every, not_run, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 from rfrepro.runner.store import RecordStore
 
 L = "fitted.n_features_out"

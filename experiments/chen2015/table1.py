@@ -25,7 +25,7 @@ import pandas as pd
 from matplotlib.ticker import NullFormatter
 
 from experiments.chen2015.common import STYLE, judge_log_ratio, loglog_slope, map_seconds
-from rfrepro.harness.claims import (
+from rfrepro.harness.report.claims import (
     FAIL,
     INCONCLUSIVE,
     PASS,
@@ -34,8 +34,8 @@ from rfrepro.harness.claims import (
     not_run,
     with_data,
 )
-from rfrepro.harness.hostload import host_busy, unless_busy
-from rfrepro.harness.plots import finished
+from rfrepro.harness.report.hostload import host_busy, unless_busy
+from rfrepro.harness.report.plots import finished
 
 N, L = "dataset.n_train", "fitted.n_features_out"
 METHODS = {"exact": "M1 exact KRR", "rks_cossin": "M2 RKS", "rks_cos": "M2 RKS", "tefm_g": "M3 TEFM-G",

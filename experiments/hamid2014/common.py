@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 # one helper for log-ratio verdicts across studies (a t interval of the mean log ratio over seeds)
-from rfrepro.harness.claims import combine_data, judge_log_ratio, loglog_slope, paired_values  # noqa: F401
-from rfrepro.harness.plots import finished, mean_std
+from rfrepro.harness.report.claims import combine_data, judge_log_ratio, loglog_slope, paired_values  # noqa: F401
+from rfrepro.harness.report.plots import finished, mean_std
 
 #: Sweep arm -> label, in legend order.
 LABELS = {
@@ -110,7 +110,7 @@ def log_ratios(table: pd.DataFrame, num: str, den: str, y: str, on: list[str]) -
 def per_cell(values: pd.Series, by: list[str], name: Callable[..., str]) -> dict[str, pd.Series]:
     """Per-seed values of each cell (one per value of the ``by`` index levels), averaged over its other levels.
 
-    The cells of :func:`rfrepro.harness.claims.judge_every`; ``name`` turns a
+    The cells of :func:`rfrepro.harness.report.claims.judge_every`; ``name`` turns a
     cell's ``by`` values into its label.
     """
     if values.empty:

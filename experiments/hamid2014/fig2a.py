@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.hamid2014.common import LABELS, STYLE, arms_in, claim_data, not_run_reason
-from rfrepro.harness.claims import judge, not_run, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge, not_run, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 EXACT, APPROX = "metrics.spectrum_exact", "metrics.spectrum_approx"
 #: Ranks whose exact eigenvalue is below this fraction of the largest are

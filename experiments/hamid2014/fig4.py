@@ -19,8 +19,8 @@ from experiments.hamid2014.common import (
     plot_arms,
     ratio_table,
 )
-from rfrepro.harness.claims import judge_every, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge_every, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 #: What is tested, stated as such: the paper's adjective has no number behind it (see C32_WHY).
 C32_TEXT = ("CRAFTMaps' kernel reconstruction error (Nrms) is lower than that of the map they up-project, random "

@@ -16,8 +16,8 @@ from experiments.hamid2014.common import (
     per_cell,
     plot_arms,
 )
-from rfrepro.harness.claims import judge_every, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge_every, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 R = "degree"
 #: What is tested, stated as such: Fig. 4's unquantified 'significant' improvement, against the degree.

@@ -14,8 +14,8 @@ from experiments.hamid2014.common import (
     not_run_reason,
     plot_arms,
 )
-from rfrepro.harness.claims import judge, not_run, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge, not_run, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 D_COL, TIME, HESS, PROJ, ACC = "dims", "time_s", "timings.train_s", "timings.transform_train_s", "metrics.accuracy"
 PAPER_TEXT = ('"CRAFTMaps show significant improvements in classification per unit time at the right end of the '

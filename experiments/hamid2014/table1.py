@@ -15,8 +15,8 @@ from experiments.hamid2014.common import (
     not_run_reason,
     per_cell,
 )
-from rfrepro.harness.claims import judge_every, paired_values, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge_every, paired_values, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 ERR = "metrics.error"
 C33_TEXT = ('"Results across 4 different datasets are presented, on which CRAFTMaps delivered consistently improved '

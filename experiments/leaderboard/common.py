@@ -12,9 +12,9 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 from scipy import stats
 
-from rfrepro.harness.arms import kernel_arms, label
-from rfrepro.harness.claims import judge_every, with_data
-from rfrepro.harness.plots import finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge_every, with_data
+from rfrepro.harness.report.plots import finished, grid_axes, not_run_panel
+from rfrepro.harness.run.arms import kernel_arms, label
 
 KERR = "metrics.kerr_fro"
 ERROR = "metrics.error"
@@ -24,7 +24,7 @@ TIME = "map_train_s"
 MEMORY = "memory.peak_bytes"
 PREDICTED = "eval.predict"
 #: display labels and each kernel's member arms come from the maps' own declarations (the
-#: ``leaderboard:`` block of each method yaml, rfrepro.harness.arms)
+#: ``leaderboard:`` block of each method yaml, rfrepro.harness.run.arms)
 #: arms given a cap they may not fill, and the record's column of that cap with the output columns per unit:
 #: each run sits at its cap's D (charged what it used). RFF selection keeps at most max_components
 #: frequencies, two columns each; Nystrom given more landmarks than training rows uses every row (the
@@ -387,7 +387,7 @@ def cross_claims(table: pd.DataFrame, claim_ids=None, *, kernel: str = "gaussian
     """One claim per (paper claim, champion, challenger): does the claim hold against that method?
 
     ``kernel`` picks the claims (:data:`KERNEL_CLAIMS`) and the challengers
-    (the study's arms; the kernel's declared arms (rfrepro.harness.arms) when the champion has no
+    (the study's arms; the kernel's declared arms (rfrepro.harness.run.arms) when the champion has no
     finished run); ``claim_ids`` the claims judged (default: all of the
     kernel's). Each (dataset, D) is a cell; the per-seed statistic is the
     champion's value minus (or, ``log``, the log ratio to) the challenger's at

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rfrepro.harness.claims import loglog_slope, mean_interval  # noqa: F401 - loglog_slope for table1
-from rfrepro.harness.plots import finished
+from rfrepro.harness.report.claims import loglog_slope, mean_interval  # noqa: F401 - loglog_slope for table1
+from rfrepro.harness.report.plots import finished
 from rfrepro.runner.store import FINISHED, UNAVAILABLE
 
 #: The four columns of Table 1, in the paper's order (= our sweep arms).

@@ -20,25 +20,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfrepro.harness.plots import finished, grid_axes, not_run_panel
+from rfrepro.harness.report.plots import finished, grid_axes, not_run_panel
+from rfrepro.layout import project_root
 from rfrepro.runner.store import FINISHED, UNAVAILABLE
 
 DATASETS = {"usps": "USPS", "coil20": "coil"}
 PANELS = (("exact", "exact kernel"), ("full", "full RFF"), ("small", "selected RFF"))
 
 
-def results_roots(smoke: bool, table_root: str | None = None) -> list[Path]:
+def results_roots(table_root: str | None) -> list[Path]:
     """Where a record's relative artifact path may live: the root the table was read from
-    (``table.attrs["results_root"]``, set by the outputs step), else the results root in use,
-    then the same root under the project checkout (outputs rebuilt from another directory)."""
-    from rfrepro.harness.config import project_root
-    from rfrepro.harness.reproduce import results_root
-
-    root = Path(table_root) if table_root else Path(results_root(smoke))
-    out = [root]
-    if not root.is_absolute():
-        out.append(project_root() / root)
-    return out
+    (``table.attrs["results_root"]``, set by the outputs step), then the same root under the
+    project checkout (outputs rebuilt from another directory)."""
+    if not table_root:
+        return []
+    root = Path(table_root)
+    return [root] if root.is_absolute() else [root, project_root() / root]
 
 
 def load_image(row: pd.Series, table_root: str | None = None) -> dict | None:
@@ -46,7 +43,7 @@ def load_image(row: pd.Series, table_root: str | None = None) -> dict | None:
     rel = row.get("artifacts.kernel_image")
     if not isinstance(rel, str) or not rel:
         return None
-    for root in results_roots(bool(row.get("smoke", False)), table_root):
+    for root in results_roots(table_root):
         path = root / rel
         if path.is_file():
             with np.load(path) as z:

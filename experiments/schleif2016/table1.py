@@ -42,7 +42,7 @@ from experiments.schleif2016.common import (
     selection_cost,
     table1_runs,
 )
-from rfrepro.harness.claims import (
+from rfrepro.harness.report.claims import (
     FAIL,
     NOT_RUN,
     judge,
@@ -51,7 +51,7 @@ from rfrepro.harness.claims import (
     not_run,
     with_data,
 )
-from rfrepro.harness.plots import finished
+from rfrepro.harness.report.plots import finished
 
 ARM_STYLE = {"svm_full": ("tab:blue", "o"), "svm_small": ("tab:cyan", "s"),
              "ls_full": ("tab:red", "^"), "ls_small": ("tab:orange", "v")}
@@ -339,7 +339,7 @@ def figure(table: pd.DataFrame):
         axc.set_ylabel("seconds")
         axc.legend(fontsize=7)
     else:
-        from rfrepro.harness.plots import not_run_panel
+        from rfrepro.harness.report.plots import not_run_panel
 
         not_run_panel(axc, "Selection time vs n", "no selection_cost runs")
     fig.suptitle("Schleif et al. 2016 Table 1: linear SVM / LS on D random Fourier features vs the "

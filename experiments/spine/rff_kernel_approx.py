@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from rfrepro.harness.claims import judge, loglog_slope, not_run, with_data
-from rfrepro.harness.plots import band, finished, grid_axes, mean_std, not_run_panel
+from rfrepro.harness.report.claims import judge, loglog_slope, not_run, with_data
+from rfrepro.harness.report.plots import band, finished, grid_axes, mean_std, not_run_panel
 
 ARMS = {"rks_cos": "RKS cos(Wx+b)", "rks_cossin": "RKS [cos, sin]", "nystrom": "Nystrom"}
 NORMS = {"metrics.kerr_spec": "spectral", "metrics.kerr_fro": "Frobenius"}

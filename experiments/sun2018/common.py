@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rfrepro.harness.claims import judge, not_run, with_data
-from rfrepro.harness.plots import band, finished, grid_axes, mean_std, not_run_panel
+from rfrepro.harness.report.claims import judge, not_run, with_data
+from rfrepro.harness.report.plots import band, finished, grid_axes, mean_std, not_run_panel
 
 BAYES_ACCURACY = 0.9
 BASE_ARMS = ("ksvm", "rfsvm_unif", "rfsvm_opt")

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from experiments.sun2018.common import DATA, LABELS
-from rfrepro.harness.claims import judge, loglog_slope, mean_interval, not_run, with_data
-from rfrepro.harness.plots import STYLE, finished, not_run_panel
+from rfrepro.harness.report.claims import judge, loglog_slope, mean_interval, not_run, with_data
+from rfrepro.harness.report.plots import STYLE, finished, not_run_panel
 
 ARMS = ("rfsvm_unif", "rfsvm_opt")
 #: The population Bayes error the authors subtract (Sec. 4: labels flipped with probability 0.1).

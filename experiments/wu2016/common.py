@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from rfrepro.harness.claims import combine_data
-from rfrepro.harness.plots import finished
+from rfrepro.harness.report.claims import combine_data
+from rfrepro.harness.report.plots import finished
 
 #: Dataset config name -> the paper's name, in the paper's order (Table 1).
 DATASETS = {

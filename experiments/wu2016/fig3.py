@@ -16,8 +16,8 @@ from experiments.wu2016.common import (
     seeds_text,
     spearman_per_seed,
 )
-from rfrepro.harness.claims import judge, not_run, with_data
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import judge, not_run, with_data
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 SIGMA = "kernel.sigma"
 TEXT_A = ('"Fig 3 shows that the training and testing performance coincidentally decrease (increase) before they '

@@ -30,9 +30,9 @@ from experiments.wu2016.common import (
     seeds_text,
     unconverged,
 )
-from rfrepro.harness.claims import FAIL, PASS, judge, judge_every, not_run, with_data
-from rfrepro.harness.hostload import host_busy, unless_busy
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import FAIL, PASS, judge, judge_every, not_run, with_data
+from rfrepro.harness.report.hostload import host_busy, unless_busy
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 BASELINES = ("rf", "nystrom", "blockdiag_size", "blockdiag_count")
 #: Claim id suffix -> the baselines judged together: RF and Nystrom, then each BlockDiag reading on its own,
@@ -214,7 +214,7 @@ def judge_often(cid: str, cells: dict[str, pd.Series], censored: list[str], *, p
     majority lie below it (then no majority can hold), inconclusive otherwise.
 
     Reported as the share of cells: ``ci_low`` = share passing, ``ci_high`` =
-    share not failing, judged against 0.5 by :func:`rfrepro.harness.claims.verdict`.
+    share not failing, judged against 0.5 by :func:`rfrepro.harness.report.claims.verdict`.
     """
     per = {k: judge(k, paper_text="", statistic="", threshold=1.0, side="greater", threshold_why="", values=v)
            for k, v in cells.items()}

@@ -13,9 +13,9 @@ from experiments.wu2016.common import (
     seeds_text,
     unconverged,
 )
-from rfrepro.harness.claims import add_reason, judge, not_run, with_data, withhold
-from rfrepro.harness.hostload import host_busy, unless_busy
-from rfrepro.harness.plots import caption, finished, grid_axes, not_run_panel
+from rfrepro.harness.report.claims import add_reason, judge, not_run, with_data, withhold
+from rfrepro.harness.report.hostload import host_busy, unless_busy
+from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 from rfrepro.runner.cores import SHARED_CACHE_NS
 
 P = "model.n_threads"

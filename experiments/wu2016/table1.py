@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from rfrepro.features.random_binning import RandomBinning
-from rfrepro.harness.plots import finished, not_run_panel
+from rfrepro.harness.report.plots import finished, not_run_panel
 
 #: Table 1 of the paper: C (classes; 1 = regression), d, N (train), M (test).
 PAPER_TABLE1 = {

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from distributed import Client, KilledWorker, LocalCluster
 
-from rfrepro.harness import distributed as rdist
-from rfrepro.harness.distributed import dask_map, threads_per_task
-from rfrepro.harness.pools import run_sweep
+from rfrepro.harness.run import distributed as rdist
+from rfrepro.harness.run.distributed import dask_map, threads_per_task
+from rfrepro.harness.run.pools import run_sweep
 
 
 def square(item):

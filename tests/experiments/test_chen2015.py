@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.harness.claims import check_claims
-from rfrepro.harness.outputs import study_module
+from rfrepro.harness.report.claims import check_claims
+from rfrepro.harness.report.outputs import study_module
 
 # imported the way the harness imports a study (the experiments/ folder is not a package on the path)
 fig1 = study_module("chen2015/fig1")
@@ -379,8 +379,8 @@ def test_fig2_feature_pass_resting_on_the_never_reached_cap_is_inconclusive():
 
 def test_table1_times_the_exact_kernel_afresh_and_every_l_sweep_spans_200_to_1600():
     # a cached kernel block of an earlier seed would be timed as a map of about a millisecond
-    from rfrepro.harness.config import compose_cached
-    from rfrepro.harness.grid import expand
+    from rfrepro.harness.run.config import compose_cached
+    from rfrepro.harness.run.grid import expand
 
     jobs = expand("chen2015/table1")
     exact = [j for j in jobs if j.arm == "exact_vs_n"]

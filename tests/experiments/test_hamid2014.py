@@ -12,9 +12,9 @@ import pytest
 
 from rfrepro.data.dataset import Dataset
 from rfrepro.data.preprocess import preprocess
-from rfrepro.harness.claims import check_claims, judge
-from rfrepro.harness.outputs import study_module
-from rfrepro.harness.scorecard import fail_kind
+from rfrepro.harness.report.claims import check_claims, judge
+from rfrepro.harness.report.outputs import study_module
+from rfrepro.harness.report.scorecard import fail_kind
 
 fig2a = study_module("hamid2014/fig2a")
 fig4 = study_module("hamid2014/fig4")
@@ -357,8 +357,8 @@ def test_unit_norm_rows_on_every_split():
 
 @pytest.mark.parametrize("item", ["fig2a", "fig4", "fig5", "table1", "fig7"])
 def test_configs_expand_with_deviations(item):
-    from rfrepro.harness.config import compose
-    from rfrepro.harness.grid import expand
+    from rfrepro.harness.run.config import compose
+    from rfrepro.harness.run.grid import expand
 
     jobs = expand(f"hamid2014/{item}", smoke=True)
     assert jobs

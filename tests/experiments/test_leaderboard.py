@@ -7,12 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.harness.arms import kernel_arms
-from rfrepro.harness.claims import check_claims
-from rfrepro.harness.config import compose
-from rfrepro.harness.grid import expand
-from rfrepro.harness.outputs import study_module
+from rfrepro.harness.report.claims import check_claims
+from rfrepro.harness.report.outputs import study_module
 from rfrepro.harness.reproduce import main as reproduce_main
+from rfrepro.harness.run.arms import kernel_arms
+from rfrepro.harness.run.config import compose
+from rfrepro.harness.run.grid import expand
 from rfrepro.layout import project_root, study_slug
 from rfrepro.runner.steps import _build
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.harness.claims import check_claims
-from rfrepro.harness.outputs import study_module
+from rfrepro.harness.report.claims import check_claims
+from rfrepro.harness.report.outputs import study_module
 
 # imported the way the harness imports a study (the experiments/ folder is not a package on the path)
 table1 = study_module("schleif2016/table1")
@@ -262,8 +262,8 @@ def test_every_claim_says_on_what_data_it_was_judged():
 
 
 def test_every_study_of_the_paper_marks_its_claims_data():
-    from rfrepro.harness.claims import DATA_KINDS
-    from rfrepro.harness.config import options
+    from rfrepro.harness.report.claims import DATA_KINDS
+    from rfrepro.harness.run.config import options
 
     studies = sorted(s for s in options("experiment") if s.startswith("schleif2016/"))
     assert studies == ["schleif2016/fig1", "schleif2016/table1"]   # a new study joins this test
@@ -367,8 +367,8 @@ def test_fig1_reads_artifacts_under_the_results_root(results_root):
 
 
 def test_dstar_sigma_arm_runs_the_selection_alone_at_scaled_sigma():
-    from rfrepro.harness.config import compose
-    from rfrepro.harness.grid import expand
+    from rfrepro.harness.run.config import compose
+    from rfrepro.harness.run.grid import expand
     from rfrepro.runner.steps import kernel_params, resolve_hyperparameters
 
     jobs = [j for j in expand("schleif2016/table1") if j.arm == "dstar_sigma"]

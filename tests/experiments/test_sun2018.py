@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.harness.claims import check_claims
-from rfrepro.harness.outputs import study_module
+from rfrepro.harness.report.claims import check_claims
+from rfrepro.harness.report.outputs import study_module
 
 # imported the way the harness imports a study (the experiments/ folder is not a package on the path)
 fig1 = study_module("sun2018/fig1")
@@ -222,8 +222,8 @@ def test_fig4_drops_nonpositive_excess_and_unconverged_runs():
 
 
 def test_fig4_config_uses_the_authors_feature_rule_and_grid():
-    from rfrepro.harness.config import compose_cached
-    from rfrepro.harness.grid import expand
+    from rfrepro.harness.run.config import compose_cached
+    from rfrepro.harness.run.grid import expand
 
     jobs = expand("sun2018/fig4")
     seen = {}
@@ -240,7 +240,7 @@ def test_fig4_config_uses_the_authors_feature_rule_and_grid():
 
 @pytest.mark.parametrize("item", ["fig1", "fig2", "appendix", "fig4"])
 def test_every_sun_study_declares_its_deviations(item):
-    from rfrepro.harness.config import compose
+    from rfrepro.harness.run.config import compose
 
     cfg = compose([f"experiment=sun2018/{item}"])
     devs = cfg.deviations

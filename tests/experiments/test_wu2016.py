@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfrepro.harness.claims import check_claims, mean_interval
-from rfrepro.harness.config import compose
-from rfrepro.harness.grid import expand
-from rfrepro.harness.outputs import study_module
+from rfrepro.harness.report.claims import check_claims, mean_interval
+from rfrepro.harness.report.outputs import study_module
+from rfrepro.harness.run.config import compose
+from rfrepro.harness.run.grid import expand
 
 fig3 = study_module("wu2016/fig3")
 fig4 = study_module("wu2016/fig4")

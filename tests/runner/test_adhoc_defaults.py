@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from rfrepro.harness.config import compose, compose_cached
-from rfrepro.harness.grid import expand
+from rfrepro.harness.run.config import compose, compose_cached
+from rfrepro.harness.run.grid import expand
 from rfrepro.models.svm import SVM_LAM_GRID
 from rfrepro.runner.record import run_and_record
 

@@ -85,7 +85,7 @@ def test_a_run_keys_its_choice_by_its_data_fingerprint(monkeypatch, tmp_path):
     seen = []
     monkeypatch.setattr("rfrepro.runner.cv.choose", lambda *a, **k: seen.append(a[5]) or
                         {"sigma": 1.0, "lam": 0.1, "grid": []})
-    from rfrepro.harness.config import compose
+    from rfrepro.harness.run.config import compose
 
     cfg = compose(["experiment=chen2015/fig2", f"paths.results={tmp_path}"])
     assert cfg.cv.enabled

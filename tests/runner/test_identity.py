@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from rfrepro.harness.config import compose
+from rfrepro.harness.run.config import compose
 from rfrepro.runner.identity import NOT_IDENTITY, code_version, compute_id, identity_config, run_id
 from rfrepro.runner.record import identify, run_and_record
 
@@ -92,7 +92,7 @@ def test_code_version_hashes_every_module_outside_the_harness(tmp_path):
     before = source_digest(copy)
     # any module of the harness (a claim's statistic, a figure, the report, a new file): records stay valid
     harness = sorted(p.relative_to(copy).as_posix() for p in (copy / ORCHESTRATION).rglob("*.py"))
-    assert {"harness/claims.py", "harness/plots.py", "harness/report.py", "harness/pools.py"} <= set(harness)
+    assert {"harness/report/claims.py", "harness/report/plots.py", "harness/report/report.py", "harness/run/pools.py"} <= set(harness)
     for rel in harness:
         with open(copy / rel, "a") as fh:
             fh.write("\n# edited\n")

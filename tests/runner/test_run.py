@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from rfrepro.harness.config import compose
+from rfrepro.harness.run.config import compose
 from rfrepro.runner.record import identify, run_and_record
 from rfrepro.runner.store import RecordStore
 
@@ -210,7 +210,7 @@ def test_warnings_are_recorded_not_printed(results_root, recwarn):
 
 
 def test_a_run_over_the_memory_budget_is_refused_not_failed(results_root):
-    from rfrepro.harness.summary import EXIT_NOT_RUN, exit_code, summarize
+    from rfrepro.harness.run.summary import EXIT_NOT_RUN, exit_code, summarize
 
     # the exact kernel of 400 rows is 1.2 MB, over a 1 MB budget: refused before anything is allocated
     exact = ["dataset.n_train=400", "dataset.n_test=500", "method=raw_inputs", "model=exact_krr"]
@@ -240,7 +240,7 @@ def test_warm_up_runs_a_copy_and_leaves_the_map_and_the_record_alone(results_roo
     assert warm["run_id"] != cold["run_id"]  # a different computation of the times
     assert warm["metrics"] == cold["metrics"] and not warm.get("warnings")
     with pytest.raises(ValueError, match=r"eval.warmup_rows must be an int in the range \[0, inf\), got -1"):
-        from rfrepro.harness.validate import check_run_config
+        from rfrepro.harness.run.validate import check_run_config
 
         check_run_config(compose(FAST + ["eval.warmup_rows=-1"]))
 
@@ -291,7 +291,7 @@ def test_runs_that_differ_only_in_their_model_share_one_fit(results_root):
     again = run_and_record(compose(sel + ["model=ls", "force=true"]))
     assert "fit_shared_from" not in again and again["fitted"] == ls["fitted"]
     with pytest.raises(ValueError, match="eval.share_fit must be an instance of 'bool'"):
-        from rfrepro.harness.validate import check_run_config
+        from rfrepro.harness.run.validate import check_run_config
 
         check_run_config(compose(FAST + ["eval.share_fit=3"]))
 
@@ -333,7 +333,7 @@ def test_time_repeats_keeps_each_steps_fastest_and_every_repetition(results_root
     ticks.clear()
     thrice = run_and_record(compose(FAST + ["eval.time_repeats=3", "eval.time_repeats_budget_s=9.5"]))
     assert thrice["timings_repeats"] == reps
-    from rfrepro.harness.validate import check_run_config
+    from rfrepro.harness.run.validate import check_run_config
 
     with pytest.raises(ValueError, match=r"eval.time_repeats must be an int in the range \[1, inf\), got 0"):
         check_run_config(compose(FAST + ["eval.time_repeats=0"]))

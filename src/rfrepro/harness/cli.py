@@ -21,7 +21,7 @@ ends the multirun with exit status 1 and no summary; the runs that finished
 keep their records (``python -m rfrepro.reproduce`` instead records a killed
 run as failed, retries it once and goes on).
 
-Exit status, as for ``python -m rfrepro.reproduce`` (see rfrepro.harness.summary):
+Exit status, as for ``python -m rfrepro.reproduce`` (see rfrepro.harness.run.summary):
 0 every run finished, 1 a run failed, 2 bad input, 3 a run was not run (data
 unavailable, over the memory budget, or being computed by another process).
 """
@@ -34,7 +34,6 @@ import sys
 import hydra
 from omegaconf import DictConfig, open_dict
 
-from rfrepro.harness.config import check_overrides, conf_dir, search_path_overrides
 from rfrepro.harness.multirun import (
     CALLBACK,
     RunNotFinished,
@@ -42,6 +41,7 @@ from rfrepro.harness.multirun import (
     multirun_job,
     summarized,
 )
+from rfrepro.harness.run.config import check_overrides, conf_dir, search_path_overrides
 
 
 def _threads_from_launcher(cfg: DictConfig):
@@ -77,7 +77,7 @@ def _executor() -> str:
 
 def _bad_input(cfg: DictConfig, message: str) -> None:
     """One line; a single run exits 2, a multirun job is counted as bad input by the summary."""
-    from rfrepro.harness.summary import EXIT_USAGE
+    from rfrepro.harness.run.summary import EXIT_USAGE
 
     hc = multirun_job()
     if hc is None:
@@ -90,11 +90,11 @@ def _bad_input(cfg: DictConfig, message: str) -> None:
 
 
 def task(cfg: DictConfig) -> float | None:
-    from rfrepro.harness.arms import strip as strip_declarations
-    from rfrepro.harness.grid import infer_arm
-    from rfrepro.harness.roofline import host_peaks
-    from rfrepro.harness.summary import exit_code, mirror_help, run_row
-    from rfrepro.harness.validate import check_run_config
+    from rfrepro.harness.run.arms import strip as strip_declarations
+    from rfrepro.harness.run.grid import infer_arm
+    from rfrepro.harness.run.roofline import host_peaks
+    from rfrepro.harness.run.summary import exit_code, mirror_help, run_row
+    from rfrepro.harness.run.validate import check_run_config
     from rfrepro.layout import ResultsLayout, study_slug
     from rfrepro.runner.record import run_and_record
     from rfrepro.runner.store import FINISHED, UNAVAILABLE
@@ -148,7 +148,7 @@ def default_model(overrides: list[str]) -> str | None:
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from rfrepro.harness.config import compose_cached
+    from rfrepro.harness.run.config import compose_cached
 
     pairs = [o.lstrip("+~").partition("=") for o in overrides if "=" in o]
     if any(k in ("model", "experiment") for k, _, _ in pairs) or any(o.lstrip("+~") == "model" for o in overrides):
@@ -182,7 +182,7 @@ def usage() -> str:
     """``python -m rfrepro --help``: what the command does, the user-facing configs, the exit statuses."""
     import textwrap
 
-    from rfrepro.harness.config import options
+    from rfrepro.harness.run.config import options
 
     def group(name: str) -> str:
         return textwrap.fill(", ".join(options(name)), 96, initial_indent="    ", subsequent_indent="    ")
@@ -229,7 +229,7 @@ memory budget, or being computed by another process).
 def main() -> None:
     import uuid
 
-    from rfrepro.harness.summary import EXIT_USAGE
+    from rfrepro.harness.run.summary import EXIT_USAGE
 
     if any(a in ("--help", "-h") for a in sys.argv[1:]):
         print(usage())
@@ -246,7 +246,7 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     if model is not None:  # the model follows the dataset's task (see usage())
         sys.argv.insert(1, model)
-    from rfrepro.harness.validate import check_command
+    from rfrepro.harness.run.validate import check_command
 
     problems = check_command(sys.argv[1:], multirun=bool(flags))
     if problems:

@@ -78,7 +78,7 @@ def multirun_summary(jobs: list[dict], expected: int | None = None) -> int:
     ``jobs``: the results the jobs left (see :func:`leave_result`). A job with bad
     input makes the status 2; a job that left no result counts as failed.
     """
-    from rfrepro.harness.summary import EXIT_FAILED, EXIT_USAGE, exit_code, summarize
+    from rfrepro.harness.run.summary import EXIT_FAILED, EXIT_USAGE, exit_code, summarize
 
     groups: dict[tuple[str, str], list[dict]] = {}
     for job in jobs:

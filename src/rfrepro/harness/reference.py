@@ -32,21 +32,16 @@ from pathlib import Path
 import pandas as pd
 
 from rfrepro.atomic import atomic_replace, atomic_write_text
-from rfrepro.harness.scorecard import load_study, run_status
-from rfrepro.harness.summary import EXIT_USAGE
+from rfrepro.harness.paths import reference_root
+from rfrepro.harness.report.scorecard import load_study, run_status
+from rfrepro.harness.run.summary import EXIT_USAGE
 from rfrepro.layout import ResultsLayout, default_root, study_slug
 
-REFERENCE = "reference"
 #: columns of the tidy table that describe the machine the runs were made on (the mirror and
 #: the data folder in an unavailable run's error and URLs tried): the runs' own records keep them
 LOCAL_COLUMNS = ("error", "urls_tried")
 #: the most the reference folder may weigh (issue: keep it small)
 MAX_BYTES = 20 * 2**20
-
-
-def reference_root(results: str | Path | None = None) -> Path:
-    """``<results>/reference`` (default ``results/reference``)."""
-    return Path(results if results is not None else default_root()) / REFERENCE
 
 
 def save_reference(study: str, results: str | Path, dest: str | Path) -> Path:
@@ -165,7 +160,7 @@ def record_code(study: str, dest: str | Path) -> Path:
 def compress_plan(src: Path, plain: Path) -> Path:
     """Write the plan ``src`` as ``<plain>.gz`` (gzip, no timestamp: the same plan gives the same bytes) and
     remove ``plain`` if there. A plan lists every run's overrides and data fingerprint: most of a
-    reference's weight, about 10x smaller compressed (rfrepro.harness.plan.load_plan reads both)."""
+    reference's weight, about 10x smaller compressed (rfrepro.harness.run.plan.load_plan reads both)."""
     target = plain.with_name(plain.name + ".gz")
     data = gzip.compress(src.read_bytes(), compresslevel=9, mtime=0)
     atomic_replace(target, lambda tmp: Path(tmp).write_bytes(data))
@@ -221,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="for references saved without the modules their runs executed: read them at the "
                          "provenance's commits (git) instead of saving new outputs")
     args = ap.parse_args(argv)
-    from rfrepro.harness.report import write_report
-    from rfrepro.harness.reproduce import resolve_study
+    from rfrepro.harness.report.report import write_report
+    from rfrepro.harness.run.grid import resolve_study
 
     results = Path(args.results) if args.results else default_root()
     dest = Path(args.dest) if args.dest else reference_root(results)

@@ -6,77 +6,35 @@ Target names as in the Makefile (``sun2018-fig1``, ``rff-kernel-approx``) are ac
 Exit status: 0 all runs finished, 1 a run failed (or the results folder is full:
 one line, the finished runs are kept and the same command resumes), 2 bad input,
 3 runs not run (data unavailable, or being computed by another process); see
-rfrepro.harness.summary.
+rfrepro.harness.run.summary.
 """
 
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 import time
-from pathlib import Path
 
-from rfrepro.harness.config import options
-from rfrepro.harness.summary import (
+from rfrepro.harness.paths import (
+    DiskFull,
+    check_writable,
+    disk_full_line,
+    is_disk_full,
+    results_root,
+)
+from rfrepro.harness.run.grid import resolve_study
+from rfrepro.harness.run.summary import (
     EXIT_FAILED,
     EXIT_USAGE,
-    DiskFull,
-    disk_full_line,
     exit_code,
-    is_disk_full,
     summarize,
 )
 
 
-def resolve_study(name: str) -> str:
-    """Map ``sun2018-fig1`` / ``sun2018/fig1`` / ``rff-kernel-approx`` to a study name."""
-    valid = options("experiment")
-    if name in valid:
-        return name
-    for study in valid:
-        paper, item = study.split("/", 1)
-        if name in (f"{paper}-{item}", item if paper == "spine" else None):
-            return study
-    close = difflib.get_close_matches(name, valid + [v.replace("/", "-") for v in valid], n=3, cutoff=0.5)
-    hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    raise ValueError(f"unknown experiment {name!r}{hint} (`python -m rfrepro.reproduce list` lists them)")
-
-
-def results_root(smoke: bool, overrides: list[str] = ()) -> str:
-    """Where the study's records and outputs go: ``paths.results=`` if given, else $RFREPRO_RESULTS.
-
-    A ``paths.results`` override is taken as it is (the runs and the outputs
-    both go there); the default root gets a ``smoke/`` folder for smoke runs.
-    """
-    for o in reversed(list(overrides)):
-        key, _, value = o.lstrip("+~").partition("=")
-        if key == "paths.results" and value:
-            return value
-    base = os.environ.get("RFREPRO_RESULTS", "results")
-    return os.path.join(base, "smoke") if smoke else base
-
-
-def check_writable(root: str) -> None:
-    """Raise ValueError (one line) when results cannot be written under ``root``; DiskFull when it is full."""
-    path = Path(root)
-    probe = path / "runs"
-    try:
-        probe.mkdir(parents=True, exist_ok=True)
-        test = probe / f".write-test-{os.getpid()}"
-        test.write_text("x")
-        test.unlink()
-    except OSError as exc:
-        if is_disk_full(exc):
-            raise DiskFull(root) from None
-        raise ValueError(f"cannot write results under {root!r}: {exc.strerror or exc} "
-                         "(set RFREPRO_RESULTS or paths.results= to a writable folder)") from None
-
-
 def _disk_full(study: str, root: str) -> int:
     """Say in one line (stderr) that ``root`` is full and how many of the study's planned runs are kept; 1."""
-    from rfrepro.harness.plan import load_plan
+    from rfrepro.harness.planfile import load_plan
     from rfrepro.layout import study_slug
     from rfrepro.runner.store import RecordStore
 
@@ -99,7 +57,7 @@ def prune(study: str, root: str) -> int:
     Records of runs in progress (their lock is held) are kept. Exit status 0,
     or 2 when the study was never planned there (nothing is removed).
     """
-    from rfrepro.harness.plan import load_plan
+    from rfrepro.harness.planfile import load_plan
     from rfrepro.layout import ResultsLayout, study_slug
 
     plan = load_plan(study, root)
@@ -149,13 +107,13 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse already printed one line
         return EXIT_USAGE if exc.code else 0
     if args.study == "list":
-        from rfrepro.harness.scorecard import listing
+        from rfrepro.harness.report.scorecard import listing
 
         print("\n".join(listing(results_root(args.smoke))))
         return 0
-    from rfrepro.harness.config import check_composes, check_overrides
-    from rfrepro.harness.outputs import build_outputs
-    from rfrepro.harness.pools import run_sweep
+    from rfrepro.harness.report.outputs import build_outputs
+    from rfrepro.harness.run.config import check_composes, check_overrides
+    from rfrepro.harness.run.pools import run_sweep
 
     jobs = args.jobs or int(os.environ.get("RFREPRO_JOBS") or os.cpu_count() or 1)
     root = results_root(args.smoke, args.overrides)
@@ -192,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         code = exit_code(res)
     if args.outputs_only:  # outputs come from the saved plan: a different grid needs its sweep run
-        from rfrepro.harness.plan import load_plan, user_overrides
+        from rfrepro.harness.planfile import load_plan
+        from rfrepro.harness.run.plan import user_overrides
 
         saved = load_plan(study, root)
         if saved is None:

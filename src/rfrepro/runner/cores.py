@@ -16,7 +16,7 @@ about the code, and :func:`round_trip_ns` beside a timed run says which it was:
 every run on two threads or more records it at its start and end
 (``host_load.core_round_trip_ns``, :func:`run_round_trip`).
 
-The load average (:mod:`rfrepro.harness.hostload`) cannot see this, nor can an
+The load average (:mod:`rfrepro.harness.report.hostload`) cannot see this, nor can an
 embarrassingly parallel control (its threads share nothing).
 
 >>> ns = round_trip_ns(2000)
