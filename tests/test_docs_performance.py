@@ -7,12 +7,12 @@ generated table is the one the reference results give today.
 """
 
 import os
-import re
 import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
+from test_readme import page_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "datasets"
@@ -52,13 +52,7 @@ HOW = {
 
 def performance_commands() -> list[str]:
     """Every command line of the document's ``bash`` blocks, without its trailing comment (as README's)."""
-    out = []
-    for block in re.findall(r"```bash\n(.*?)```", DOC.read_text(), flags=re.S):
-        for line in block.splitlines():
-            line = line.split("  #", 1)[0].strip()
-            if line and not line.startswith("#"):
-                out.append(line)
-    return out
+    return page_commands(DOC)
 
 
 def test_every_performance_command_is_covered():
