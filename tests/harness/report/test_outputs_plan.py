@@ -200,6 +200,29 @@ def test_prune_removes_records_outside_the_plan(swept):
     assert prune("hamid2014/fig4", str(swept)) == 2
 
 
+def test_records_of_older_code_are_reported_as_such_not_as_extra_runs(swept):
+    from rfrepro.harness.report.outputs import build_outputs
+    from rfrepro.harness.report.report import study_section
+    from rfrepro.runner.store import RecordStore
+
+    store = RecordStore(swept, "sun2018-fig1")
+    record = next(iter(store.records()))
+    older = {**record, "run_id": "1" * 20, "code_version": "0.1.0+src.000000000000"}  # before a code edit
+    other = {**record, "run_id": "2" * 20}  # today's code, settings the plan does not have
+    store.write(older)
+    store.write(other)
+    try:
+        build_outputs("sun2018/fig1", swept)
+        status = json.loads(ResultsLayout(swept).status("sun2018-fig1").read_text())
+        assert status["other_code_runs"] == 1 and status["extra_runs"] == ["2" * 20]
+        section = study_section("sun2018/fig1", swept)
+        assert "Older code version (1 runs)" in section and "Extra runs, not in the study's plan: 1 records" in section
+    finally:
+        for rid in ("1" * 20, "2" * 20):
+            store.path(rid).unlink()
+        build_outputs("sun2018/fig1", swept)
+
+
 def test_smoke_figures_state_the_settings_that_ran():
     import pandas as pd
 
