@@ -23,7 +23,9 @@ from rfrepro.harness.paths import (
     is_disk_full,
     results_root,
 )
+from rfrepro.harness.planfile import load_plan
 from rfrepro.harness.run.grid import resolve_study
+from rfrepro.harness.run.plan import user_overrides
 from rfrepro.harness.run.summary import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -34,7 +36,6 @@ from rfrepro.harness.run.summary import (
 
 def _disk_full(study: str, root: str) -> int:
     """Say in one line (stderr) that ``root`` is full and how many of the study's planned runs are kept; 1."""
-    from rfrepro.harness.planfile import load_plan
     from rfrepro.layout import study_slug
     from rfrepro.runner.store import RecordStore
 
@@ -57,7 +58,6 @@ def prune(study: str, root: str) -> int:
     Records of runs in progress (their lock is held) are kept. Exit status 0,
     or 2 when the study was never planned there (nothing is removed).
     """
-    from rfrepro.harness.planfile import load_plan
     from rfrepro.layout import ResultsLayout, study_slug
 
     plan = load_plan(study, root)
@@ -150,8 +150,6 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         code = exit_code(res)
     if args.outputs_only:  # outputs come from the saved plan: a different grid needs its sweep run
-        from rfrepro.harness.planfile import load_plan
-        from rfrepro.harness.run.plan import user_overrides
 
         saved = load_plan(study, root)
         if saved is None:

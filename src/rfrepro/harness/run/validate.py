@@ -37,6 +37,8 @@ from sklearn.utils._param_validation import (
 )
 
 from rfrepro.features._base import NONNEGATIVE_INT, POSITIVE_INT, POSITIVE_REAL, SIGMA
+from rfrepro.harness.paths import check_writable
+from rfrepro.harness.run.config import compose_cached, compose_message
 
 #: every key of a run config that a run reads directly, and what it may be
 RUN_CONSTRAINTS: dict[str, list] = {
@@ -243,9 +245,6 @@ def check_command(args: list[str], multirun: bool) -> list[str]:
     folder. A command with Hydra's own flags (``--cfg``, ``--help``, ``-cn``...)
     is left to Hydra.
     """
-    from rfrepro.harness.paths import check_writable
-    from rfrepro.harness.run.config import compose_cached, compose_message
-
     if any(a.startswith("-") and a not in ("-m", "--multirun") for a in args):
         return []
     overrides = [a for a in args if not a.startswith("-") and not _is_hydra_key(a)]
