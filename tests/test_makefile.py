@@ -92,7 +92,7 @@ def test_make_alone_shows_every_target_and_the_form_of_make_lists_targets():
     assert "  make reproduce-<paper>-<item>  one study of `make list`, e.g. make reproduce-sun2018-fig1," in lines
     assert any(line.lstrip().startswith("make list ") and "make reproduce-<paper>-<item> target" in line
                for line in lines)
-    from rfrepro.harness.run.config import options
+    from rfrepro.harness.catalog import options
 
     listed = subprocess.run([sys.executable, "-m", "rfrepro.reproduce", "list"], cwd=ROOT, capture_output=True,
                             text=True, timeout=120).stdout

@@ -262,8 +262,8 @@ def test_every_claim_says_on_what_data_it_was_judged():
 
 
 def test_every_study_of_the_paper_marks_its_claims_data():
+    from rfrepro.harness.catalog import options
     from rfrepro.harness.report.claims import DATA_KINDS
-    from rfrepro.harness.run.config import options
 
     studies = sorted(s for s in options("experiment") if s.startswith("schleif2016/"))
     assert studies == ["schleif2016/fig1", "schleif2016/table1"]   # a new study joins this test

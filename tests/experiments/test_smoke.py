@@ -5,10 +5,10 @@ import json
 import pandas as pd
 import pytest
 
+from rfrepro.harness.catalog import options
 from rfrepro.harness.report.claims import check_claims
 from rfrepro.harness.report.report import claim_details, write_report
 from rfrepro.harness.reproduce import main as reproduce_main
-from rfrepro.harness.run.config import options
 from rfrepro.layout import study_slug
 
 EXPERIMENTS = options("experiment")

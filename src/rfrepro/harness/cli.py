@@ -182,7 +182,7 @@ def usage() -> str:
     """``python -m rfrepro --help``: what the command does, the user-facing configs, the exit statuses."""
     import textwrap
 
-    from rfrepro.harness.run.config import options
+    from rfrepro.harness.catalog import options
 
     def group(name: str) -> str:
         return textwrap.fill(", ".join(options(name)), 96, initial_indent="    ", subsequent_indent="    ")

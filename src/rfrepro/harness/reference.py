@@ -160,7 +160,7 @@ def record_code(study: str, dest: str | Path) -> Path:
 def compress_plan(src: Path, plain: Path) -> Path:
     """Write the plan ``src`` as ``<plain>.gz`` (gzip, no timestamp: the same plan gives the same bytes) and
     remove ``plain`` if there. A plan lists every run's overrides and data fingerprint: most of a
-    reference's weight, about 10x smaller compressed (rfrepro.harness.run.plan.load_plan reads both)."""
+    reference's weight, about 10x smaller compressed (rfrepro.harness.planfile.load_plan reads both)."""
     target = plain.with_name(plain.name + ".gz")
     data = gzip.compress(src.read_bytes(), compresslevel=9, mtime=0)
     atomic_replace(target, lambda tmp: Path(tmp).write_bytes(data))

@@ -157,8 +157,8 @@ def test_outputs_only_refuses_a_grid_other_than_the_plans(swept, tmp_path):
 
 
 def test_make_list_shows_targets_times_and_status(swept):
+    from rfrepro.harness.catalog import options
     from rfrepro.harness.report.scorecard import LIST_WIDTH, listing
-    from rfrepro.harness.run.config import options
 
     lines = listing(swept)
     assert len(lines) == 2 + len(options("experiment")) and lines[0].startswith("make reproduce-<study>")

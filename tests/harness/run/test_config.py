@@ -2,7 +2,8 @@
 
 import pytest
 
-from rfrepro.harness.run.config import compose, options
+from rfrepro.harness.catalog import options
+from rfrepro.harness.run.config import compose
 from rfrepro.harness.run.grid import resolve_study
 
 

@@ -9,7 +9,8 @@ import pytest
 
 import rfrepro.features as features
 import rfrepro.models as models
-from rfrepro.harness.run.config import compose, compose_cached, options
+from rfrepro.harness.catalog import options
+from rfrepro.harness.run.config import compose, compose_cached
 from rfrepro.harness.run.grid import expand
 from rfrepro.harness.run.validate import RUN_CONSTRAINTS, check_run_config
 

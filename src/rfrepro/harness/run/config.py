@@ -8,7 +8,7 @@ import re
 
 from omegaconf import DictConfig, OmegaConf
 
-from rfrepro.harness.catalog import config_dirs, options  # noqa: F401 - options: the groups' names
+from rfrepro.harness.catalog import config_dirs, options
 from rfrepro.harness.run.arms import strip as strip_declarations
 from rfrepro.layout import conf_dir, project_root  # noqa: F401 - re-exported for callers
 

@@ -3,7 +3,7 @@
 A worker that dies costs its run one ``failed`` record and one retry, alone,
 after the others; the sweep that started the workers can be killed without
 leaving orphans that keep writing. A full disk (or quota) stops the sweep:
-no run is started after it, and :class:`~rfrepro.harness.run.summary.DiskFull` says
+no run is started after it, and :class:`~rfrepro.harness.paths.DiskFull` says
 how many runs finished and are kept.
 """
 
@@ -187,7 +187,7 @@ def run_sweep(
     protection (for a debugger, or a test that patches code in this process).
     Returns one summary dict per run (``status``: ok / failed / unavailable /
     busy; ``_skipped`` for runs finished before). Raises
-    :class:`~rfrepro.harness.run.summary.DiskFull` when the results folder is full
+    :class:`~rfrepro.harness.paths.DiskFull` when the results folder is full
     (a run, its record or the plan could not be written): no run is started after
     that, the finished records are kept, and the same call resumes.
     """
