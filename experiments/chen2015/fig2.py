@@ -215,7 +215,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
                         "geomean_ratio_mean_curves": {b: {k: round(geo_mean(r.values()), 3) for k, r in v.items()}
                                                       for b, v in sav.items()}}
             out.append(with_data(cap_robust(
-                *(judge_every(ids[0], features_log_ratio(sub, never), log=True, reason=cv_choice(sub),
+                *(judge_every(ids[0], features_log_ratio(sub, never), log=True, reason=cv_choice(sub), at_bound=True,
                               measured=measured, **c14) for never in (NEVER, NEVER_HIGH)), NEVER), *data))
             out.append(with_data(judge(ids[1], values=rmse_diff(sub), reason=cv_choice(sub), **c13), *data))
     return out

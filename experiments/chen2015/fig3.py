@@ -233,7 +233,7 @@ def claims(table: pd.DataFrame) -> list[dict]:
                 continue
             mean_pts = _aggregate(sub)
             measured = {"mean_curves": {LABELS[b]: time_claim_data(mean_pts, b) for b in BASELINES}}
-            out.append(with_data(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True,
+            out.append(with_data(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True, at_bound=True,
                                                           measured=measured, **spec)
                                               for never in (NEVER, NEVER_HIGH)), NEVER), *krr_data(name)))
     return out

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from experiments.hamid2014.common import LABELS, STYLE, arms_in, claim_data, not_run_reason
-from rfrepro.harness.report.claims import judge, not_run, with_data
+from rfrepro.harness.report.claims import judge, not_run, reading_robust, with_data
 from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 
 EXACT, APPROX = "metrics.spectrum_exact", "metrics.spectrum_approx"
@@ -25,10 +25,16 @@ C31_WHY = (f"'most of the spectrum': more than half of the ranks; 'substantially
            f"{FACTOR:g} below the exact eigenvalue of the same rank (the smallest gap that reads as 'substantial' "
            "on a log-scree plot spanning many decades)")
 
+#: TS: "this rank deficiency also applies" says the deficiency is present, not that it covers most of the
+#: spectrum: present on at least this fraction of the ranks (one in ten: a gap a log-scree plot of 1000
+#: ranks shows over a tenth of its width), at the same factor as RM's "substantially lower"
+TS_MIN_FRACTION = 0.1
+TS_WHY = (f"'also applies': the rank deficiency is present, on at least {TS_MIN_FRACTION:g} of the ranks (a tenth "
+          f"of the plot's width), at the factor {FACTOR:g} of RM's 'substantially lower'; the sentence claims no "
+          "more of TS. TS's dimension 2^12 is ours (the paper states only RM's)")
 #: the paper's red curve is "the random feature map (Kar & Karnick, 2012)" with its variant unstated (a declared
-#: deviation): a fail of the H0/1 reading alone does not contradict the sentence
-RM_READING = ("which RM the paper plotted: its one red curve is Kar & Karnick's map with the H0/1 heuristic "
-              "unstated; without H0/1 the sentence is tested by C3.1-RM")
+#: deviation): C3.1-RM is judged on both readings, robustly
+RM_READING = "which RM the paper plotted (with or without the H0/1 heuristic: unstated)"
 
 
 def as_array(value) -> np.ndarray:
@@ -117,20 +123,19 @@ def summary(table: pd.DataFrame) -> str:
 
 def claims(table: pd.DataFrame) -> list[dict]:
     f = per_run_fraction(finished(table))
-    out = []
-    for cid, arm in (("C3.1-RM", "rm"), ("C3.1-RM-H01", "rm_h01"), ("C3.1-TS", "ts")):
+    judged = {}
+    for cid, arm in (("C3.1-RM-plain", "rm"), ("C3.1-RM-H01", "rm_h01"), ("C3.1-TS", "ts")):
+        ts = arm == "ts"
         stat = (f"per draw (seed) of 1000 points and the map: fraction of the eigenvalue ranks where "
                 f"{LABELS[arm]}'s eigenvalue of Z Z^T is below 1/{FACTOR:g} of the exact kernel's (ranks whose "
                 f"exact eigenvalue exceeds {NOISE_FLOOR:g} x the largest)")
+        threshold, why = (TS_MIN_FRACTION, TS_WHY) if ts else (0.5, C31_WHY)
         values = f.loc[f["arm"] == arm, "fraction"].to_numpy()
         if values.size == 0:
-            out.append(not_run(cid, paper_text=C31_TEXT, statistic=stat, threshold=0.5, side="greater",
-                               threshold_why=C31_WHY, reason=not_run_reason(table)))
+            judged[arm] = not_run(cid, paper_text=C31_TEXT, statistic=stat, threshold=threshold, side="greater",
+                                  threshold_why=why, reason=not_run_reason(table))
             continue
-        claim = judge(cid, paper_text=C31_TEXT, statistic=stat, values=values, threshold=0.5,
-                      side="greater", threshold_why=C31_WHY)
-        if arm == "rm_h01" and claim["verdict"] == "fail":
-            # the paper plots one RM curve without saying which: a fail of one reading is not the paper's
-            claim["fail_kind"], claim["settle"] = "limitation", RM_READING
-        out.append(claim)
-    return [with_data(c, *claim_data(["mnist"])) for c in out]
+        judged[arm] = judge(cid, paper_text=C31_TEXT, statistic=stat, values=values, threshold=threshold,
+                            side="greater", threshold_why=why)
+    rm = reading_robust("C3.1-RM", {"plain": judged["rm"], "H0/1": judged["rm_h01"]}, setting=RM_READING)
+    return [with_data(c, *claim_data(["mnist"])) for c in (rm, judged["ts"])]

@@ -131,7 +131,8 @@ def table1_runs(table: pd.DataFrame) -> pd.DataFrame:
     if t.empty:
         return t.iloc[0:0]
     t = t.assign(arm=column(t))
-    t = t[t["arm"].isin(ARMS)].copy()
+    # the sigma scan's runs (kernel.sigma_scale set, not 1) are C2.1's curve, not Table 1's columns
+    t = t[t["arm"].isin(ARMS) & (sigma_factor(t) == 1.0)].copy()
     if t.empty:
         return t
     t["acc_pct"] = 100.0 * t["metrics.accuracy"].astype(float)
@@ -234,27 +235,28 @@ def selection_cost(table: pd.DataFrame) -> pd.DataFrame:
             .reset_index().rename(columns={"dataset.n_train": "n"}).sort_values("n"))
 
 
-#: The ``dstar_sigma`` arm's factors on the study's sigma; factor 1 is the small arms' selection.
-SIGMA_FACTORS = (0.5, 1.0, 2.0)
+def sigma_factor(t: pd.DataFrame) -> pd.Series:
+    """Each run's multiple of the study's sigma (``kernel.sigma_scale``; 1 where unset)."""
+    if "kernel.sigma_scale" not in t:
+        return pd.Series(1.0, index=t.index)
+    return pd.to_numeric(t["kernel.sigma_scale"], errors="coerce").fillna(1.0)
 
 
 def dstar_by_sigma(table: pd.DataFrame) -> pd.DataFrame:
     """D* per (dataset, sigma factor): mean, 95% t interval over folds, folds, mean sigma.
 
-    Factor 1 is the selection the small Table 1 arms made (one per fold,
-    shared by SVM and LS); 0.5 and 2 are the ``dstar_sigma`` arm's runs, on the
-    same folds and seeds at that multiple of the study's sigma.
+    Every selection counts at its factor: 1 for the small Table 1 arms (one per
+    fold, shared by SVM and LS), the factor of the ``dstar_sigma`` arm (the
+    selection alone) and of the sigma scan's small arm, on the same folds and
+    seeds. The selection-cost arm (eps = -inf) counts for none.
     """
     cols = ["dataset", "factor", "d_star", "d_star_lo", "d_star_hi", "folds", "sigma", "D"]
     t = finished(table)
-    if t.empty or "arm" not in t or "method.name" not in t:
+    if t.empty or "arm" not in t or "method.name" not in t or "fitted.n_selected" not in t:
         return pd.DataFrame(columns=cols)
-    t = t[t["method.name"] == "rff_selection"].copy()
-    scale = t["kernel.sigma_scale"].astype(float) if "kernel.sigma_scale" in t else pd.Series(np.nan, t.index)
-    t["factor"] = np.where(t["arm"] == "dstar_sigma", scale, 1.0)
-    t = t[(t["arm"] == "dstar_sigma") | column(t).isin(("svm_small", "ls_small"))]
-    t = t[t["factor"].isin(SIGMA_FACTORS)]
-    if t.empty or "fitted.n_selected" not in t:
+    t = t[(t["method.name"] == "rff_selection") & (t["arm"] != "selection_cost")]
+    t = t.assign(factor=sigma_factor(t))
+    if t.empty:
         return pd.DataFrame(columns=cols)
     per_fold = (t.groupby(["dataset.name", "factor", "seed"])
                 .agg(d_star=("fitted.n_selected", "mean"), sigma=("kernel.sigma", "mean"),
@@ -266,6 +268,34 @@ def dstar_by_sigma(table: pd.DataFrame) -> pd.DataFrame:
                      "d_star_hi": hi, "folds": n, "sigma": float(grp["sigma"].mean()),
                      "D": float(grp["D"].iloc[0])})
     return pd.DataFrame(rows, columns=cols)
+
+
+def sigma_scan(table: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """Per (sigma factor, fold) of ``dataset``: the full and the small SVM's accuracy (%) and D*.
+
+    Factor 1 is Table 1's SVM columns, the others the sigma scan's arms; a
+    factor without a full SVM run (the ``dstar_sigma`` arm's) has NaN accuracy.
+    """
+    cols = ["factor", "seed", "acc_full", "acc_small", "d_star", "sigma"]
+    t = finished(table)
+    if t.empty or "method.name" not in t:
+        return pd.DataFrame(columns=cols)
+    t = t[t["dataset.name"] == dataset]
+    t = t.assign(factor=sigma_factor(t), col=column(t))
+    if "arm" in t:
+        t = t[t["arm"] != "selection_cost"]
+    acc = 100.0 * pd.to_numeric(t.get("metrics.accuracy"), errors="coerce") if "metrics.accuracy" in t \
+        else pd.Series(np.nan, index=t.index)
+    t = t.assign(acc=acc)
+    keys = ["factor", "seed"]
+    full = t[t["col"] == "svm_full"].groupby(keys)["acc"].mean().rename("acc_full")
+    small = t[t["col"] == "svm_small"].groupby(keys)["acc"].mean().rename("acc_small")
+    sel = t[t["method.name"] == "rff_selection"]
+    dstar = (sel.groupby(keys)["fitted.n_selected"].mean().rename("d_star") if "fitted.n_selected" in sel
+             else pd.Series(dtype=float, name="d_star"))
+    sigma = t.groupby(keys)["kernel.sigma"].mean().rename("sigma")
+    out = pd.concat([full, small, dstar, sigma], axis=1).reset_index()
+    return out.reindex(columns=cols).sort_values(keys).reset_index(drop=True)
 
 
 def fold_values(table: pd.DataFrame, dataset: str, arm: str, col: str) -> pd.Series:

@@ -98,6 +98,29 @@ def spearman_per_seed(sub: pd.DataFrame, x: str, y: str) -> pd.Series:
     return sub.groupby("seed")[[x, y]].apply(rho).astype(float)
 
 
+def slope_per_seed(sub: pd.DataFrame, x: str, y: str) -> pd.Series:
+    """Least-squares slope of ``y`` against log10 ``x`` within each seed (NaN with fewer than 3 points)."""
+    def slope(g):
+        g = g.groupby(x)[y].mean()
+        g = g[g.index > 0]
+        return float(np.polyfit(np.log10(g.index.to_numpy(dtype=float)), g.to_numpy(dtype=float), 1)[0]) \
+            if len(g) >= 3 else np.nan
+
+    return sub.groupby("seed")[[x, y]].apply(slope).astype(float)
+
+
+def error_se(sub: pd.DataFrame, errors) -> float | None:
+    """Standard error, under resampling of the test rows, of a difference of the classification errors
+    ``errors`` (mean error rates on the same test rows): sqrt(sum p (1 - p) / n_test), an upper bound
+    (the two errors' positive correlation on shared rows only narrows it). None for regression."""
+    if is_regression(sub) or "dataset.n_test" not in sub:
+        return None
+    n = pd.to_numeric(sub["dataset.n_test"], errors="coerce").dropna()
+    if n.empty:
+        return None
+    return float(np.sqrt(sum(p * (1 - p) for p in errors) / float(n.iloc[0])))
+
+
 def mean_by(sub: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     g = sub.groupby(x)[y].agg(["mean", "std"]).reset_index()
     g["std"] = g["std"].fillna(0.0)

@@ -16,6 +16,12 @@ line, exit 2). A reference is current while every module its runs executed
 is byte-identical today; ``make list``, the report and the site name the
 modules changed since when one is not. ``--record-code`` records those modules
 for a reference saved before they were kept, from its provenance's commits.
+
+``--rejudge`` judges a reference's claims (and writes its summary) anew from
+its saved table with today's study code, where only the rule that judges
+changed: no run is recomputed, the figure and table stay as saved, the plan
+takes the study's deviations as declared today, and the provenance records
+the commit that judged (``judged_commit``).
 """
 
 from __future__ import annotations
@@ -33,7 +39,10 @@ import pandas as pd
 
 from rfrepro.atomic import atomic_replace, atomic_write_text
 from rfrepro.harness.paths import reference_root
+from rfrepro.harness.planfile import load_plan, write_plan
+from rfrepro.harness.report.outputs import rejudge, write_claims
 from rfrepro.harness.report.scorecard import load_study, run_status
+from rfrepro.harness.run.plan import study_deviations
 from rfrepro.harness.run.summary import EXIT_USAGE
 from rfrepro.layout import ResultsLayout, default_root, study_slug
 
@@ -157,6 +166,30 @@ def record_code(study: str, dest: str | Path) -> Path:
     return path
 
 
+def rejudge_reference(study: str, dest: str | Path) -> Path:
+    """Judge the reference ``study``'s claims anew from its saved table (:func:`rfrepro.harness.report.outputs.rejudge`)."""
+    out = ResultsLayout(dest)
+    slug = study_slug(study)
+    if not out.table(slug).is_file():
+        raise ValueError(f"{study} has no reference table under {dest}: save it first (make reference STUDY={study})")
+    table = pd.read_parquet(out.table(slug))
+    claims, summary = rejudge(study, table)
+    plan = load_plan(study, dest)
+    if plan is not None:  # the deviations the claims are judged under, as the config declares them today
+        plan["deviations"] = study_deviations(study)
+        compress_plan(write_plan(dest, study, plan), out.plan(slug))
+    if claims:
+        write_claims(out.claims(slug), claims)
+    if summary is not None:
+        atomic_write_text(out.summary(slug), summary)
+    path = out.root / "provenance" / f"{slug}.json"
+    doc = json.loads(path.read_text())
+    doc["judged_commit"] = outputs_commit()
+    doc["judged_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    atomic_write_text(path, json.dumps(doc, indent=1))
+    return path
+
+
 def compress_plan(src: Path, plain: Path) -> Path:
     """Write the plan ``src`` as ``<plain>.gz`` (gzip, no timestamp: the same plan gives the same bytes) and
     remove ``plain`` if there. A plan lists every run's overrides and data fingerprint: most of a
@@ -215,14 +248,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record-code", action="store_true",
                     help="for references saved without the modules their runs executed: read them at the "
                          "provenance's commits (git) instead of saving new outputs")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="judge the claims and write the summary anew from each reference's saved table with "
+                         "today's study code (no run recomputed); no studies: every reference")
     args = ap.parse_args(argv)
     from rfrepro.harness.report.report import write_report
     from rfrepro.harness.run.grid import resolve_study
 
     results = Path(args.results) if args.results else default_root()
     dest = Path(args.dest) if args.dest else reference_root(results)
+    names = args.studies
+    if args.rejudge and not names:
+        names = sorted(json.loads(p.read_text())["study"] for p in (dest / "provenance").glob("*.json"))
     try:
-        for name in args.studies:
+        for name in names:
+            if args.rejudge:
+                rejudge_reference(resolve_study(name), dest)
+                print(f"judged {name} anew from its saved table")
+                continue
             if args.record_code:
                 path = record_code(resolve_study(name), dest)
                 print(f"recorded the code of {path}")

@@ -18,6 +18,8 @@ from rfrepro.harness.report.claims import (
     mean_interval,
     not_run,
     paired_values,
+    reading_robust,
+    same_values,
     verdict,
     with_data,
 )
@@ -157,3 +159,43 @@ def test_every_cell_claim_reports_the_binding_cell_and_log_ratios():
     assert judge_every("C", {"x": [0.1, 0.2]}, threshold=0.0, side="greater", **KW)["verdict"] == "inconclusive"
     assert judge_every("C", {}, threshold=0.0, side="greater", **KW)["verdict"] == "not-run"
     check_claims([with_data(c, "generated", "hand-made cells")])
+
+
+def test_seeds_that_give_one_value_are_not_a_test():
+    # identical per-seed values: n = 1 in effect; no interval unless the test rows give one
+    c = judge("C", paper_text="p", statistic="s", values=[0.9] * 10, threshold=0.0, side="less",
+              threshold_why="w")
+    assert c["verdict"] == "inconclusive" and c["deterministic"] is True
+    assert (c["ci_low"], c["ci_high"]) == (-np.inf, np.inf) and "the same value" in c["reason"]
+    # equal up to float rounding counts too
+    assert same_values([-0.23876358182002927, -0.2387635818200292]) and not same_values([1.0, 1.0 + 1e-6])
+    c = judge("C", paper_text="p", statistic="s", values=[0.9] * 10, threshold=0.0, side="less",
+              threshold_why="w", test_rows_se=0.1)
+    assert c["verdict"] == "fail" and c["ci_low"] == pytest.approx(0.9 - 1.959964 * 0.1)
+    # a log ratio too
+    r = judge_log_ratio("C", pd.Series([np.log(2.0)] * 5), paper_text="p", statistic="s", threshold=1.0,
+                        threshold_why="w")
+    assert r["verdict"] == "inconclusive" and r["deterministic"] is True and r["estimate"] == pytest.approx(2.0)
+    # a cell of judge_every whose seeds agree cannot decide, unless the values sit at a stated bound
+    cells = {"a": [0.5, 0.6, 0.55, 0.52], "b": [-1.0] * 4}
+    e = judge_every("C", cells, paper_text="p", statistic="s", threshold=0.0, side="greater", threshold_why="w")
+    assert e["verdict"] == "inconclusive" and e["measured"]["cells"]["b"]["deterministic"] is True
+    assert "cannot decide: b" in e["reason"]
+    b = judge_every("C", cells, paper_text="p", statistic="s", threshold=0.0, side="greater", threshold_why="w",
+                    at_bound=True)
+    assert b["verdict"] == "fail" and b["interval"].endswith("binding cell: b")
+
+
+def test_a_verdict_that_depends_on_the_reading_is_inconclusive():
+    def claim(cid, vals):
+        return with_data(judge(cid, paper_text="p", statistic="s", values=vals, threshold=0.0, side="greater",
+                               threshold_why="w"), "same")
+    up, down = claim("a", [1.0, 1.1, 0.9]), claim("b", [-1.0, -1.1, -0.9])
+    h = reading_robust("H", {"one": up, "two": down}, setting="the block count")
+    assert h["verdict"] == "inconclusive" and h["measured_verdict"] == "fail"
+    assert h["reason"] == "depends on the reading of the block count: one pass, two fail"
+    assert h["readings"]["one"]["verdict"] == "pass" and "fail_kind" not in h
+    both = reading_robust("H", {"one": down, "two": claim("c", [-2.0, -2.1, -1.9])}, setting="x")
+    assert both["verdict"] == "fail" and both["fail_kind"] == "disagreement"
+    assert both["estimate"] == pytest.approx(-1.0)   # the reading nearest its threshold binds
+    assert reading_robust("H", {"one": up, "two": claim("d", [2.0, 2.1, 1.9])}, setting="x")["verdict"] == "pass"

@@ -41,7 +41,8 @@ def paper(tmp_path_factory) -> tuple[Path, Paper]:
     nan = {"estimate": None, "ci_low": None, "ci_high": None, "n_seeds": 0}
     a = Study("x2020/fig3", "x2020-fig3", "X 2020 Fig. 3", planned=True, status={"counts": {"ok": 2}},
               figure=root / "figures" / "x2020-fig3.png", summary=summary,
-              claims=[_claim("C1", "pass", SHARED), _claim("C2", "fail", SHARED), _claim("C3", "pass", OTHER),
+              claims=[_claim("C1", "pass", SHARED), _claim("C2", "fail", SHARED, fail_kind="disagreement",
+                                                                  evidence="-0.1 [-0.2, -0.05] over 5 seeds"), _claim("C3", "pass", OTHER),
                       _claim("C4", "not-run", OTHER, reason="data unavailable", **nan),
                       _claim("C5", "not-run", OTHER, reason="data unavailable", **nan)])
     b = Study("x2020/fig4", "x2020-fig4", "X 2020 Fig. 4", planned=True, status={"counts": {"ok": 1}},
@@ -68,7 +69,7 @@ def test_by_sentence_groups_consecutive_claims_only():
 
 
 def test_each_verdict_and_fail_kind_is_defined_once_on_the_first_screen(report, site):
-    assert [t for t, _ in DEFINITIONS] == [*VERDICT_ORDER, "disagreement", "limitation"]
+    assert [t for t, _ in DEFINITIONS] == [*VERDICT_ORDER, "disagreement", "limitation", "extension"]
     index = (site / "index.html").read_text()
     for term, text in DEFINITIONS:
         assert report.count(f"- **{term}**: {text}") == 1
@@ -78,6 +79,7 @@ def test_each_verdict_and_fail_kind_is_defined_once_on_the_first_screen(report, 
     assert index.index('id="definitions"') < index.index('id="scorecard"')
     # a fail's kind links to its definition
     assert "This fail is a [disagreement](#definitions)" in report
+    assert "  Evidence: -0.1 [-0.2, -0.05] over 5 seeds." in report
     assert 'this fail is a <a href="index.html#definitions"' in (site / "x2020.html").read_text()
 
 

@@ -17,7 +17,17 @@ Each claim of a study is one dict with the same keys (``CLAIM_KEYS``):
   ``not-run`` when the runs it needs are missing (``reason`` says why);
 - ``data``: what it was judged on (:func:`with_data`): the paper's own data and
   preprocessing (``same``), a named ``substitute`` (the note says what differs),
-  or ``generated`` data; a not-run claim says what it would be judged on.
+  or ``generated`` data; a not-run claim says what it would be judged on;
+- on a fail, ``fail_kind`` and ``evidence`` (one line): a ``limitation`` when
+  the study states a mechanism by which our data or hardware could change the
+  outcome (:func:`limitation`: ``mechanism`` and ``settle``, what would settle
+  it), else a ``disagreement`` (:func:`by_cause`, the rule applied to every
+  study's claims when they are written); the scorecard only reads them;
+- optionally ``n_planned`` (seeds planned, when some were left out),
+  ``deterministic`` (every seed gave the same value: the interval comes from
+  the test rows, :func:`judge` ``test_rows_se``) and ``readings`` (a verdict
+  that depends on our reading of a setting the paper leaves open:
+  :func:`reading_robust`).
 
 When two arms share seeds, the statistic is the per-seed difference (or
 ratio) of the paired runs: pass the paired values to :func:`paired_values`.
@@ -55,8 +65,9 @@ NOT_COMPARABLE = "not-comparable"
 VERDICTS = (PASS, FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN)
 #: what a claim was judged on: the paper's own data and preprocessing, a named substitute, or generated data
 DATA_KINDS = ("same", "substitute", "generated")
-#: what a fail says: our evidence against the paper, or a limit of our run (with what would settle it)
-FAIL_KINDS = ("disagreement", "limitation")
+#: what a fail says: our evidence against the paper, a limit of our run (with its mechanism and what would
+#: settle it), or a finding beyond the paper (a claim re-tested against a map the paper never compared with)
+FAIL_KINDS = ("disagreement", "limitation", "extension")
 SIDES = ("greater", "less", "within")
 CLAIM_KEYS = (
     "id", "paper_text", "statistic", "estimate", "ci_low", "ci_high", "n_seeds", "interval",
@@ -97,6 +108,18 @@ def mean_interval(values: Iterable[float], *, method: str = "t", level: float = 
     else:
         raise ValueError(f"method must be 't' or 'bootstrap', got {method!r}")
     return est, float(lo), float(hi), n
+
+
+def same_values(values: Iterable[float], rel: float = 1e-9) -> bool:
+    """True when the finite ``values`` are equal up to float rounding (their spread at most ``rel`` of
+    their largest magnitude): seeds that vary nothing the statistic depends on.
+
+    >>> same_values([-0.23876358182002927, -0.2387635818200292]), same_values([0.1, 0.2])
+    (True, False)
+    """
+    x = np.asarray([v for v in values if v is not None], dtype=float)
+    x = x[np.isfinite(x)]
+    return x.size >= 2 and float(np.ptp(x)) <= rel * max(float(np.abs(x).max()), 1e-300)
 
 
 def paired_values(table: pd.DataFrame, *, arm_col: str, a, b, value: str, on: Sequence[str] = ("seed",),
@@ -144,8 +167,10 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
                threshold_why: str, values: Iterable[float] | None = None,
                interval: str = "t", estimate: float | None = None,
                ci: tuple[float, float] | None = None, n_seeds: int | None = None,
-               reason: str = "", measured=None, min_seeds: int = 3) -> dict:
-    """Judge one claim from per-seed ``values`` (or a precomputed ``estimate``/``ci``).
+               reason: str = "", measured=None, min_seeds: int = 3,
+               test_rows_se: float | None = None, planned: int | None = None) -> dict:
+    """Judge one claim from per-seed ``values`` (or a precomputed ``estimate``/``ci``); a fail is a
+    :func:`disagreement` until the study states a :func:`limitation`.
 
     ``interval`` names how the interval was made (``"t"``, ``"bootstrap"``,
     or a free text when ``ci`` is given, e.g. "slope t interval"). Fewer
@@ -153,9 +178,38 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
     unbounded, and two equal values would give a zero-width one) give
     ``inconclusive``. ``measured`` may carry
     extra detail (per-setting numbers) shown beside the verdict.
+
+    Seeds that vary nothing the statistic depends on give identical values:
+    an interval over them is not a test. The claim is then ``deterministic``
+    (n = 1 in effect): with ``test_rows_se`` (the statistic's standard error
+    under resampling of the test rows, e.g. a binomial one for an error rate)
+    its interval is the normal one from it; without, it is inconclusive.
+    ``planned``: the seeds planned, when fewer were judged (shown "n of planned").
+
+    >>> c = judge("C", paper_text="p", statistic="s", values=[0.05] * 5, threshold=0.0, side="greater",
+    ...           threshold_why="w", test_rows_se=0.01)
+    >>> c["verdict"], c["deterministic"], round(c["ci_low"], 4)
+    ('pass', True, 0.0304)
+    >>> judge("C", paper_text="p", statistic="s", values=[0.05] * 5, threshold=0.0, side="greater",
+    ...       threshold_why="w")["verdict"]
+    'inconclusive'
     """
+    deterministic = False
     if values is not None:
+        values = [v for v in values if v is not None]
         estimate, lo, hi, n = mean_interval(values, method=interval)
+        if n >= 2 and same_values(values):
+            deterministic = True
+            if test_rows_se is not None and np.isfinite(test_rows_se) and test_rows_se > 0:
+                z = stats.norm.ppf(0.5 + LEVEL / 2)
+                lo, hi = float(estimate - z * test_rows_se), float(estimate + z * test_rows_se)
+                interval = (f"normal interval from resampling the test rows (standard error "
+                            f"{test_rows_se:.3g}): every seed gave the same value, n = 1 in effect")
+            else:
+                lo, hi = -math.inf, math.inf
+                interval = "none: every seed gave the same value (n = 1 in effect) and no test-row error is known"
+            reason = (reason + "; " if reason else "") + (
+                f"every one of the {n} seeds gave the same value: the seeds vary nothing the statistic depends on")
     else:
         if estimate is None or ci is None:
             raise ValueError("give either values or estimate and ci")
@@ -176,9 +230,13 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
         "side": side, "threshold_why": threshold_why,
         "verdict": v, "reason": reason,
     }
+    if deterministic:
+        out["deterministic"] = True
+    if planned is not None and planned != n:
+        out["n_planned"] = int(planned)
     if measured is not None:
         out["measured"] = measured
-    return out
+    return disagreement(out)
 
 
 def loglog_slope(x, y) -> float:
@@ -199,19 +257,28 @@ def judge_log_ratio(cid: str, per_seed_log: pd.Series, *, paper_text: str, stati
     a ratio and its inverse get symmetric intervals. ``estimate`` is the
     geometric mean of the per-seed ratios.
     """
-    est, lo, hi, n = mean_interval(per_seed_log.to_numpy(dtype=float))
+    logs = per_seed_log.to_numpy(dtype=float)
+    est, lo, hi, n = mean_interval(logs)
     if n == 0:
         return not_run(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
                        threshold_why=threshold_why, reason=reason or "no finished runs for this claim")
-    return judge(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
-                 threshold_why=threshold_why, estimate=math.exp(est), ci=(math.exp(lo), math.exp(hi)),
-                 n_seeds=n, interval="95% t interval of the mean log ratio over seeds, exponentiated",
-                 reason=reason, measured=measured)
+    how = "95% t interval of the mean log ratio over seeds, exponentiated"
+    same = n >= 2 and same_values(logs)
+    if same:  # as judge: seeds that gave one value are n = 1 in effect, no interval
+        lo, hi, how = -math.inf, math.inf, "none: every seed gave the same value (n = 1 in effect)"
+        reason = (reason + "; " if reason else "") + (
+            f"every one of the {n} seeds gave the same value: the seeds vary nothing the statistic depends on")
+    out = judge(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
+                threshold_why=threshold_why, estimate=math.exp(est), ci=(math.exp(lo), math.exp(hi)),
+                n_seeds=n, interval=how, reason=reason, measured=measured)
+    if same:
+        out["deterministic"] = True
+    return out
 
 
 def judge_every(cid: str, cells: Mapping[str, Iterable[float]], *, paper_text: str, statistic: str,
                 threshold, side: str, threshold_why: str, log: bool = False, reason: str = "",
-                measured: dict | None = None, min_seeds: int = 3) -> dict:
+                measured: dict | None = None, min_seeds: int = 3, at_bound: bool = False) -> dict:
     """Judge "the claim holds in every cell" from per-seed values of each cell (dataset, E, degree...).
 
     Intersection-union test (Berger 1982): ``pass`` when every cell's 95% t
@@ -221,6 +288,11 @@ def judge_every(cid: str, cells: Mapping[str, Iterable[float]], *, paper_text: s
     over the k cells) lies wholly on the other side, so a claim true in every
     cell is failed with probability at most 5% however many cells there are.
     ``inconclusive`` otherwise, and when a cell has fewer than ``min_seeds`` seeds.
+    A cell whose seeds all gave the same value (:func:`same_values`) has an
+    unbounded interval: it can neither pass nor fail the claim. ``at_bound``:
+    the statistic saturates at a stated bound (a target never reached, scored
+    at a cap), so equal values there are every seed at that bound, a result
+    and not a degenerate test: such a cell keeps its value and is marked.
 
     ``log=True``: the values are log ratios, judged on the log scale and
     reported exponentiated (``threshold`` is then a ratio, as in
@@ -240,10 +312,18 @@ def judge_every(cid: str, cells: Mapping[str, Iterable[float]], *, paper_text: s
     wide = 1 - (1 - LEVEL) / k
     show = math.exp if log else float
     table, worst_pass, worst_fail = {}, None, None
+    fixed = []
     for name, x in cells.items():
         est, lo, hi, n = mean_interval(x)
         _, wlo, whi, _ = mean_interval(x, level=wide)
+        same = same_values(x)
+        if same and not at_bound:  # every seed the same: the cell cannot decide (n = 1 in effect)
+            lo = wlo = -math.inf
+            hi = whi = math.inf
+            fixed.append(name)
         table[name] = {"mean": show(est), "ci_low": show(lo), "ci_high": show(hi), "n": n}
+        if same:
+            table[name]["deterministic"] = True
         # how far the cell's interval is from passing / failing (positive: it does not)
         to_pass = (hi - cut) if side == "less" else (cut - lo)
         to_fail = (cut - wlo) if side == "less" else (whi - cut)
@@ -264,6 +344,9 @@ def judge_every(cid: str, cells: Mapping[str, Iterable[float]], *, paper_text: s
             reason = (reason + "; " if reason else "") + f"a cell has only {n_min} seed(s)"
     if v != PASS:  # say which cell decided, in the column a reader sees
         reason = (reason + "; " if reason else "") + f"decided by the cell {name} ({k} cells)"
+    if fixed:
+        reason = (reason + "; " if reason else "") + (
+            f"{len(fixed)} cell(s) gave the same value in every seed and cannot decide: " + ", ".join(fixed))
     out = {
         "id": cid, "paper_text": paper_text, "statistic": statistic,
         "estimate": show(est), "ci_low": show(lo), "ci_high": show(hi), "n_seeds": n_min,
@@ -272,7 +355,7 @@ def judge_every(cid: str, cells: Mapping[str, Iterable[float]], *, paper_text: s
         "verdict": v, "reason": reason,
         "measured": {**(measured or {}), "cells": table},
     }
-    return out
+    return disagreement(out)
 
 
 def not_run(cid: str, *, paper_text: str, statistic: str, reason: str, threshold: float | None = None,
@@ -364,6 +447,136 @@ def not_comparable(claim: dict, reason: str) -> dict:
     return claim
 
 
+def _num3(x) -> str:
+    return "-" if x is None else f"{float(x):.3g}"
+
+
+def evidence_line(claim: dict) -> str:
+    """One line of what decided a claim: its estimate and interval against the threshold.
+
+    >>> evidence_line({"estimate": 0.9, "ci_low": 0.85, "ci_high": 0.95, "n_seeds": 10, "threshold": 0.0,
+    ...                "side": "less", "interval": "95% t"})
+    '0.9 [0.85, 0.95] over 10 seeds (95% t), where the claim needs < 0'
+    """
+    side = claim.get("side")
+    thr = claim.get("threshold")
+    need = (f"inside [{_num3(thr[0])}, {_num3(thr[1])}]" if side == "within" and thr is not None
+            else f"{'>' if side == 'greater' else '<'} {_num3(thr)}")
+    n = claim.get("n_seeds")
+    how = str(claim.get("interval") or "").split(";")[0]
+    return (f"{_num3(claim.get('estimate'))} [{_num3(claim.get('ci_low'))}, {_num3(claim.get('ci_high'))}]"
+            f" over {n} seed{'s' if n != 1 else ''}" + (f" ({how})" if how else "") + f", where the claim needs {need}")
+
+
+def limitation(claim: dict, mechanism: str, settle: str, evidence: str | None = None) -> dict:
+    """Call ``claim``'s fail a limitation of our run: ``mechanism``, how our data or hardware could change
+    the outcome, and ``settle``, what would settle it. A claim that does not fail is returned as it is.
+
+    >>> limitation({"verdict": "fail"}, "2 threads against 16", "a 16-core host")["fail_kind"]
+    'limitation'
+    >>> "fail_kind" in limitation({"verdict": "pass"}, "m", "s")
+    False
+    """
+    if claim.get("verdict") == FAIL:
+        claim.update(fail_kind="limitation", mechanism=mechanism, settle=settle)
+        if evidence:
+            claim["evidence"] = evidence
+    return claim
+
+
+def disagreement(claim: dict, evidence: str | None = None) -> dict:
+    """Call ``claim``'s fail a disagreement with the paper, with one line of ``evidence`` (default:
+    :func:`evidence_line`). A claim that does not fail is returned as it is."""
+    if claim.get("verdict") == FAIL:
+        claim["fail_kind"] = "disagreement"
+        claim["evidence"] = evidence or claim.get("evidence") or evidence_line(claim)
+    return claim
+
+
+def by_cause(claims: list[dict]) -> list[dict]:
+    """The rule for a fail's kind, applied to a study's claims when they are written.
+
+    A fail the study called a :func:`limitation` (a stated mechanism and what
+    would settle it) stays one; a fail of a claim marked ``extension`` (re-tested
+    against a map the paper never compared with) is an ``extension`` finding,
+    evidence of nothing against the paper; every other fail is a ``disagreement``: our
+    evidence is against the claim, whatever data it was judged on, unless a
+    mechanism says how the data could be the cause. Every fail gets an
+    ``evidence`` line (the study's, else :func:`evidence_line`); a claim that
+    does not fail carries no kind.
+
+    >>> [c.get("fail_kind") for c in by_cause([{"verdict": "fail", "estimate": 1.0, "ci_low": 0.9,
+    ...     "ci_high": 1.1, "n_seeds": 5, "threshold": 0.0, "side": "less"}, {"verdict": "pass",
+    ...     "fail_kind": "limitation"}])]
+    ['disagreement', None]
+    """
+    for c in claims:
+        if c.get("verdict") != FAIL:
+            c.pop("fail_kind", None)
+            continue
+        if c.get("fail_kind") == "limitation":
+            pass
+        elif c.get("extension"):
+            c["fail_kind"] = "extension"
+        else:
+            disagreement(c)
+        c.setdefault("evidence", evidence_line(c))
+        if not c.get("evidence"):
+            c["evidence"] = evidence_line(c)
+    return claims
+
+
+def reading_robust(cid: str, readings: Mapping[str, dict], *, setting: str, paper_text: str | None = None,
+                   statistic: str | None = None) -> dict:
+    """One headline claim over the ``readings`` (name -> claim) of a setting the paper leaves open.
+
+    ``pass`` only when every reading passes, ``fail`` only when every reading
+    fails, otherwise ``inconclusive``: "depends on the reading of <setting>".
+    The readings' own results are kept beneath (``readings``); the headline's
+    estimate and interval are those of the reading closest to the other
+    verdict (the binding one). A not-run reading leaves the headline on the
+    others.
+
+    >>> a = {"id": "a", "verdict": "pass", "estimate": 1.0, "ci_low": 0.5, "ci_high": 1.5, "n_seeds": 5,
+    ...      "paper_text": "p", "statistic": "s", "threshold": 0.0, "side": "greater", "threshold_why": "w",
+    ...      "interval": "95% t", "reason": "", "data": {"kind": "same", "note": ""}}
+    >>> b = {**a, "id": "b", "verdict": "fail", "estimate": -1.0, "ci_low": -1.5, "ci_high": -0.5}
+    >>> h = reading_robust("C", {"size": a, "count": b}, setting="BlockDiag's R")
+    >>> h["verdict"], h["reason"], sorted(h["readings"])
+    ('inconclusive', "depends on the reading of BlockDiag's R: size pass, count fail", ['count', 'size'])
+    """
+    run = {k: c for k, c in readings.items() if c["verdict"] != NOT_RUN}
+    verdicts = {c["verdict"] for c in run.values()}
+    each = ", ".join(f"{k} {c['verdict']}" for k, c in readings.items())
+
+    def margin(c: dict) -> float:  # how far a reading's estimate is from its threshold
+        return 0.0 if c.get("side") == "within" else abs(float(c["estimate"]) - float(c["threshold"]))
+
+    if not run:
+        head = dict(next(iter(readings.values())))
+    elif len(verdicts) == 1:   # every reading agrees: the one nearest its threshold binds
+        head = dict(min(run.values(), key=margin))
+        head["reason"] = f"every reading of {setting} gives {head['verdict']}: {each}"
+    else:                      # they differ: a failing reading (else a non-passing one) binds
+        head = dict(next((c for c in run.values() if c["verdict"] == FAIL),
+                         next(c for c in run.values() if c["verdict"] != PASS)))
+        head["measured_verdict"], head["verdict"] = head["verdict"], INCONCLUSIVE
+        head["reason"] = f"depends on the reading of {setting}: {each}"
+    for k in ("fail_kind", "evidence", "mechanism", "settle"):
+        head.pop(k, None)
+    head["id"] = cid
+    if paper_text:
+        head["paper_text"] = paper_text
+    if statistic:
+        head["statistic"] = statistic
+    head["readings"] = {k: {f: c.get(f) for f in ("id", "verdict", "estimate", "ci_low", "ci_high", "n_seeds",
+                                                   "statistic", "reason")} for k, c in readings.items()}
+    if head["verdict"] == FAIL:
+        evid = [c.get("evidence") or evidence_line(c) for c in run.values()]
+        disagreement(head, "every reading fails: " + " | ".join(f"{k}: {e}" for k, e in zip(run, evid)))
+    return head
+
+
 def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
     """Raise ValueError when a claim lacks a key of ``CLAIM_KEYS``, has an unknown verdict, or does not
     say what data it was judged on (``data``, set by :func:`with_data`)."""
@@ -385,5 +598,11 @@ def check_claims(claims: list[dict], where: str = "claims") -> list[dict]:
             raise ValueError(f"{where}: claim {c['id']!r} has data {data!r}; kind must be one of {DATA_KINDS}")
         if c.get("fail_kind") is not None and c["fail_kind"] not in FAIL_KINDS:
             raise ValueError(f"{where}: claim {c['id']!r} has fail_kind {c['fail_kind']!r}; valid: {FAIL_KINDS}")
+        if c["verdict"] == FAIL:
+            if c.get("fail_kind") is None or not c.get("evidence"):
+                raise ValueError(f"{where}: fail {c['id']!r} lacks its kind or evidence: apply by_cause(claims)")
+            if c["fail_kind"] == "limitation" and not (c.get("mechanism") and c.get("settle")):
+                raise ValueError(f"{where}: limitation {c['id']!r} must state its mechanism and what would "
+                                 "settle it (claims.limitation)")
     return claims
 

@@ -37,7 +37,7 @@ import pandas as pd
 
 from rfrepro.atomic import atomic_replace, atomic_write_text, jsonable
 from rfrepro.harness.planfile import load_plan, plan_file
-from rfrepro.harness.report.claims import check_claims
+from rfrepro.harness.report.claims import by_cause, check_claims
 from rfrepro.layout import ResultsLayout, project_root, study_slug
 from rfrepro.runner.store import FINISHED, UNAVAILABLE, RecordStore, records_to_table
 
@@ -237,12 +237,10 @@ def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> 
             atomic_write_text(spath, text)
             written["summary"] = spath
     if hasattr(module, "claims"):
-        claims = attempt("claims", lambda: module.claims(table))
+        claims = attempt("claims", lambda: by_cause(module.claims(table)))
         if claims is not None:
             attempt("claims_check", lambda: check_claims(claims, f"{study} claims"))
-            cpath = layout.claims(slug)
-            atomic_write_text(cpath, json.dumps(jsonable(claims), indent=1, default=_num))
-            written["claims"] = cpath
+            written["claims"] = write_claims(layout.claims(slug), claims)
     extra_ids = sorted(set(records) - set(expected))
     # records of code no planned run has (made before an edit of the code they executed): the
     # study's runs of an older (or newer) code version, not runs of other settings
@@ -266,6 +264,23 @@ def build_outputs(study: str, results_root: str | Path, reuse: bool = False) -> 
     atomic_write_text(spath, json.dumps(jsonable(status), indent=1))
     written["status"] = spath
     return written
+
+
+def write_claims(path: Path, claims: list[dict]) -> Path:
+    """Write a study's judged claims as JSON (atomically)."""
+    atomic_write_text(path, json.dumps(jsonable(claims), indent=1, default=_num))
+    return path
+
+
+def rejudge(study: str, table: pd.DataFrame) -> tuple[list[dict], str | None]:
+    """``study``'s claims and summary judged anew from its tidy ``table`` by today's study code
+    (:func:`by_cause` applied, :func:`check_claims` passed): the outputs that depend on the rule, not
+    on the runs."""
+    module = study_module(study)
+    claims = check_claims(by_cause(module.claims(table)), f"{study} claims") if hasattr(module, "claims") else []
+    ok = "status" in table and (table["status"] == FINISHED).any()
+    summary = module.summary(table) if hasattr(module, "summary") and ok else None
+    return claims, summary
 
 
 def _num(obj):

@@ -4,7 +4,7 @@
 
 One row per paper (then the leaderboard and the harness's own checks, as
 :func:`rfrepro.harness.report.scorecard.collect` orders them) and a total: the
-studies the reference holds and its claims counted by verdict. The table is
+studies the reference holds and its claims counted by verdict, its fails by kind. The table is
 written between :data:`START` and :data:`END` in README.md, and only when it
 changed; ``--check`` writes nothing and exits 1 when README's table is stale.
 It always reads the checkout's ``results/reference/`` (whatever
@@ -28,7 +28,8 @@ from pathlib import Path
 
 from rfrepro.atomic import atomic_write_text
 from rfrepro.harness.paths import REFERENCE
-from rfrepro.harness.report.scorecard import VERDICT_ORDER, Paper, collect
+from rfrepro.harness.report.claims import FAIL
+from rfrepro.harness.report.scorecard import VERDICT_ORDER, Paper, collect, kinds_text
 from rfrepro.layout import project_root
 
 #: the markers README.md keeps the generated table between
@@ -56,8 +57,11 @@ def table(papers: list[Paper]) -> list[str]:
     ran = studies = 0
     for p in papers:
         counts = p.counts
+        kinds = p.fail_kinds
+        cells = [f"{counts[v]} ({kinds_text(kinds)})" if v == FAIL and kinds else str(counts[v])
+                 for v in VERDICT_ORDER]
         lines.append(f"| [{label(p)}](results/reference/REPORT.md#{p.id}) | {p.n_run} / {len(p.studies)} | "
-                     + " | ".join(str(counts[v]) for v in VERDICT_ORDER) + " |")
+                     + " | ".join(cells) + " |")
         ran, studies = ran + p.n_run, studies + len(p.studies)
         for v in VERDICT_ORDER:
             total[v] += counts[v]

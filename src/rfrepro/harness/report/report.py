@@ -46,6 +46,7 @@ from rfrepro.harness.report.scorecard import (
     collect,
     fail_kind,
     load_study,
+    seeds_text,
 )
 from rfrepro.layout import ResultsLayout, study_slug
 from rfrepro.runner.env import provenance
@@ -127,7 +128,7 @@ def claim_details(claims: list[dict]) -> list[str]:
     (the sentence it tests is above it: :func:`claim_list`)."""
     out = []
     for c in claims:
-        out.append(f"- **{c['id']}** ({VERDICT_MARK.get(c['verdict'], c['verdict'])}, n = {c.get('n_seeds', '-')})")
+        out.append(f"- **{c['id']}** ({VERDICT_MARK.get(c['verdict'], c['verdict'])}, n = {seeds_text(c)})")
         if c.get("statistic"):
             out.append(f"  Statistic: {_md(c['statistic'])}.")
         if c.get("threshold_why"):
@@ -135,11 +136,18 @@ def claim_details(claims: list[dict]) -> list[str]:
         if c.get("reason") or c.get("note"):
             out.append(f"  Reason: {_md(c.get('reason') or c.get('note'))}.")
         out.append(f"  Data: {_md(_data(c))}.")
+        for name, r in (c.get("readings") or {}).items():
+            out.append(f"  Reading {_md(name)}: {r.get('verdict')}, {_md(estimate_vs_threshold({**c, **r}))}"
+                       + (f" ({_md(r['reason'])})" if r.get("reason") else "") + ".")
         if c["verdict"] == "fail":
             kind, settle = fail_kind(c)
             out.append(f"  This fail is a [{kind}](#definitions)"
+                       + (f": {_md(c['mechanism'])}" if c.get("mechanism") else "")
                        + (f"; what would settle it: {_md(settle)}" if settle else "") + ".")
+            if c.get("evidence"):
+                out.append(f"  Evidence: {_md(c['evidence'])}.")
     return out
+
 
 
 def deviation_lines(devs: list[dict]) -> list[str]:

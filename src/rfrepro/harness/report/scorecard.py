@@ -9,7 +9,7 @@ data. A study with no saved plan is "not run yet".
 >>> p.counts["pass"], p.counts["fail"], p.counts["not-comparable"]
 (1, 1, 0)
 >>> p.verdict_line
-'1 of 2 claims pass; fail: C2 (x2020/fig1, disagreement)'
+'1 of 2 claims pass; 1 fail (1 disagreement): C2 (x2020/fig1, disagreement)'
 """
 
 from __future__ import annotations
@@ -44,13 +44,13 @@ VERDICT_ORDER = (PASS, FAIL, INCONCLUSIVE, NOT_COMPARABLE, NOT_RUN)
 MAX_FAILS_LISTED = 12
 #: the study of ``python -m rfrepro`` runs outside any experiment (conf/config.yaml ``study:``)
 ADHOC_STUDY = "adhoc/run"
-#: the two kinds of fail (:func:`fail_kind`)
-DISAGREEMENT, LIMITATION = FAIL_KINDS
+#: the kinds of fail (:func:`fail_kind`)
+DISAGREEMENT, LIMITATION, EXTENSION = FAIL_KINDS
 #: one line per verdict and per kind of fail: the one text REPORT.md's and the site's index both show
 DEFINITIONS = (
     (PASS, "the claim's whole 95% interval over seeds lies on its side of a threshold read from the paper."),
-    (FAIL, "the whole interval lies on the other side: a result, not a defect; each fail is a disagreement "
-           "or a limitation."),
+    (FAIL, "the whole interval lies on the other side: a result, not a defect; each fail is a disagreement, "
+           "a limitation or an extension, with one line of evidence."),
     (INCONCLUSIVE, "the interval straddles the threshold, or there are too few seeds to tell."),
     (NOT_COMPARABLE, "a number printed in the paper, measured here on substitute data: shown, not judged."),
     (NOT_RUN, "the runs the claim needs are missing; each paper's count links to the reasons (e.g. data "
@@ -59,6 +59,8 @@ DEFINITIONS = (
                    "be the cause, is against the claim."),
     (LIMITATION, "a fail with a stated way our data or hardware could change the outcome; the claim says what "
                  "would settle it."),
+    (EXTENSION, "a fail of a claim re-tested against a map the paper never compared with: a finding beyond the "
+                "paper, not evidence against it."),
 )
 
 
@@ -141,6 +143,12 @@ class Paper:
         return {v: c.get(v, 0) for v in VERDICT_ORDER} | {v: n for v, n in c.items() if v not in VERDICT_ORDER}
 
     @property
+    def fail_kinds(self) -> dict[str, int]:
+        """How many fails of each kind (:func:`fail_kind`), kinds in alphabetical order."""
+        c = Counter(fail_kind(cl)[0] for _, cl in self.claims() if cl["verdict"] == FAIL)
+        return dict(sorted(c.items()))
+
+    @property
     def not_run_reasons(self) -> list[tuple[str, list[tuple[Study, dict]]]]:
         """The not-run claims grouped by their ``reason`` (identical reasons once), in the order first met.
 
@@ -174,12 +182,14 @@ class Paper:
         n = self.counts
         text = f"{n['pass']} of {len(claims)} claims pass"
         fails = [(s.id, c["id"], fail_kind(c)[0]) for s, c in claims if c["verdict"] == "fail"]
+        if fails:
+            text += f"; {len(fails)} fail ({kinds_text(self.fail_kinds)})"
         if len(fails) > MAX_FAILS_LISTED:
             # per study, how many fail and of which kind; each fail is listed in the paper's section
             by_study = Counter((sid, kind) for sid, _, kind in fails)
-            text += f"; {len(fails)} fail: " + ", ".join(f"{k} in {sid} ({kind})" for (sid, kind), k in by_study.items())
+            text += ": " + ", ".join(f"{k} in {sid} ({kind})" for (sid, kind), k in by_study.items())
         elif fails:
-            text += "; fail: " + ", ".join(f"{cid} ({sid}, {kind})" for sid, cid, kind in fails)
+            text += ": " + ", ".join(f"{cid} ({sid}, {kind})" for sid, cid, kind in fails)
         for v in ("inconclusive", "not-comparable", "not-run"):
             if n[v]:
                 text += f"; {n[v]} {v}"
@@ -253,27 +263,34 @@ def wall_time(study: str) -> str | None:
     return None if value is None else str(value)
 
 
+def kinds_text(kinds: dict[str, int]) -> str:
+    """``{"disagreement": 4, "limitation": 1}`` -> ``"4 disagreement, 1 limitation"``."""
+    return ", ".join(f"{k} {kind}" for kind, k in kinds.items())
+
+
 def fail_kind(claim: dict) -> tuple[str, str]:
-    """A fail's kind and what would settle it: a ``disagreement`` with the paper or a ``limitation`` of our run.
+    """A fail's kind and what would settle it, as its study's rule set them (rfrepro.harness.report.claims.by_cause).
 
-    A study that knows says so (``fail_kind``, ``settle``: e.g. Schleif's D* at
-    other sigmas). Otherwise the data decides: on the paper's own data or
-    generated as the paper says, our interval is evidence against the claim
-    (under the study's declared deviations); on substitute data it may be the
-    data, and the paper's data would settle it.
+    The scorecard never derives a kind: a fail written without one reads "unclassified".
 
-    >>> fail_kind({"verdict": "fail", "data": {"kind": "substitute", "note": "adult d = 104 vs 44"}})
-    ('limitation', "the paper's data (adult d = 104 vs 44)")
-    >>> fail_kind({"verdict": "fail", "data": {"kind": "same"}})
-    ('disagreement', '')
+    >>> fail_kind({"verdict": "fail", "fail_kind": "limitation", "settle": "a 16-core host"})
+    ('limitation', 'a 16-core host')
+    >>> fail_kind({"verdict": "fail"})
+    ('unclassified', '')
     """
-    if claim.get("fail_kind"):
-        return claim["fail_kind"], claim.get("settle") or ""
-    data = claim.get("data") or {}
-    if data.get("kind") == "substitute":
-        note = data.get("note")
-        return LIMITATION, "the paper's data" + (f" ({note})" if note else "")
-    return DISAGREEMENT, ""
+    return claim.get("fail_kind") or "unclassified", claim.get("settle") or ""
+
+
+def seeds_text(claim: dict) -> str:
+    """How many seeds a claim was judged on: "10", "7 of 10 planned", "10 (deterministic)".
+
+    >>> seeds_text({"n_seeds": 7, "n_planned": 10}), seeds_text({"n_seeds": 10, "deterministic": True})
+    ('7 of 10 planned', '10, all equal: n = 1 in effect')
+    """
+    n = claim.get("n_seeds", "-")
+    if claim.get("n_planned") is not None and claim["n_planned"] != n:
+        return f"{n} of {claim['n_planned']} planned"
+    return f"{n}, all equal: n = 1 in effect" if claim.get("deterministic") else str(n)
 
 
 def run_status(s: Study) -> str:

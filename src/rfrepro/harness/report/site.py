@@ -36,6 +36,7 @@ from rfrepro.harness.report.scorecard import (
     claim_sentence,
     collect,
     fail_kind,
+    seeds_text,
 )
 from rfrepro.layout import ResultsLayout, default_root
 
@@ -85,6 +86,7 @@ def _environment():
     env.filters["num"] = lambda v: "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
     env.filters["anchor"] = lambda s: s.replace("/", "-")
     env.filters["fail_kind"] = fail_kind
+    env.filters["seeds_text"] = seeds_text
     env.filters["by_study"] = lambda pairs: by_sentence(pairs, lambda sc: sc[0].id)  # (study, claim) pairs
     return env
 

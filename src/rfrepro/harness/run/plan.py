@@ -129,14 +129,11 @@ def user_overrides(extra: list[str] | None) -> list[str]:
 def save_plan(name: str, planned: list[Planned], root: str | Path, *, smoke: bool,
               extra: list[str] | None = None) -> Path:
     """Write ``plans/<slug>.json`` under ``root`` (atomically) and return its path."""
-    from omegaconf import OmegaConf
 
     from rfrepro.runner.code import run_code
 
     cfgs = [p.cfg for p in planned if p.cfg is not None]
     first = cfgs[0] if cfgs else None
-    devs = OmegaConf.to_container(first.get("deviations"), resolve=False) \
-        if first is not None and first.get("deviations") is not None else []
     runs = []
     modules: dict[str, str] = {}
     for p in planned:
@@ -157,9 +154,26 @@ def save_plan(name: str, planned: list[Planned], root: str | Path, *, smoke: boo
         "study": name, "title": None if first is None else first.study.get("title"), "smoke": bool(smoke),
         "overrides": user_overrides(extra), "code_modules": dict(sorted(modules.items())),
         "planned_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "deviations": [d if isinstance(d, dict) else {"what": str(d)} for d in devs],
+        "deviations": deviations(first),
         "runs": runs,
     }
     return write_plan(root, name, doc)
+
+
+def deviations(cfg) -> list[dict]:
+    """A composed study config's declared ``deviations:`` as a list of {what, why, effect} (none: [])."""
+    from omegaconf import OmegaConf
+
+    if cfg is None or cfg.get("deviations") is None:
+        return []
+    devs = OmegaConf.to_container(cfg.get("deviations"), resolve=False)
+    return [d if isinstance(d, dict) else {"what": str(d)} for d in devs]
+
+
+def study_deviations(name: str) -> list[dict]:
+    """The study ``name``'s deviations as its config declares them today."""
+    from rfrepro.harness.run.config import compose
+
+    return deviations(compose([f"experiment={name}"]))
 
 
