@@ -35,7 +35,7 @@ from experiments.chen2015.common import (
     variant_of,
 )
 from experiments.chen2015.fig2 import KRR_DATASETS, cv_choice
-from rfrepro.harness.report.claims import judge_every, not_run, with_data
+from rfrepro.harness.report.claims import judge_every, limitation, not_run, with_data
 from rfrepro.harness.report.plots import caption, finished, grid_axes, not_run_panel
 from rfrepro.runner.store import RecordStore
 
@@ -157,9 +157,24 @@ def summary(table: pd.DataFrame) -> str:
 
 
 def time_to_reach(sub: pd.DataFrame, arm: str, target: float) -> float:
-    """Least mean time at which ``arm`` has a mean RMSE <= target (inf: never)."""
-    a = sub[(sub["arm"] == arm) & (sub["rmse"] <= target)]
-    return float(a["time_s"].min()) if len(a) else float("inf")
+    """Time at which ``arm``'s RMSE curve (over l) first reaches ``target``, interpolated in log time between
+    the last l above the target and the first at or below it, as Fig. 2's features are in log l (inf: never;
+    the smallest l's time when that one already reaches it). Reading the next grid point's time instead
+    would charge a map for the whole doubling of l."""
+    a = sub[sub["arm"] == arm].sort_values(L)
+    hit = np.flatnonzero(a["rmse"].to_numpy() <= target)
+    if not hit.size:
+        return float("inf")
+    i = int(hit[0])
+    t_i = float(a["time_s"].iloc[i])
+    if i == 0:
+        return t_i
+    r0, r1 = float(a["rmse"].iloc[i - 1]), float(a["rmse"].iloc[i])
+    t0 = float(a["time_s"].iloc[i - 1])
+    if not (r0 > r1 and t0 > 0 and t_i > 0):
+        return t_i
+    frac = (r0 - target) / (r0 - r1)
+    return float(np.exp(np.log(t0) + frac * (np.log(t_i) - np.log(t0))))
 
 
 def time_claim_data(sub: pd.DataFrame, base: str) -> dict:
@@ -233,7 +248,21 @@ def claims(table: pd.DataFrame) -> list[dict]:
                 continue
             mean_pts = _aggregate(sub)
             measured = {"mean_curves": {LABELS[b]: time_claim_data(mean_pts, b) for b in BASELINES}}
-            out.append(with_data(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True, at_bound=True,
-                                                          measured=measured, **spec)
-                                              for never in (NEVER, NEVER_HIGH)), NEVER), *krr_data(name)))
+            claim = with_data(cap_robust(*(judge_every(cid, time_log_ratio(sub, never), side="less", log=True,
+                                                       at_bound=True, measured=measured, **spec)
+                                           for never in (NEVER, NEVER_HIGH)), NEVER), *krr_data(name))
+            if name != PAPER_KRR_DATASET:
+                limitation(claim, _levels_off(mean_pts, label), f"{display_name(PAPER_KRR_DATASET)}, the paper's data "
+                                                                "(not in the offline mirror)")
+            out.append(claim)
     return out
+
+
+def _levels_off(pts: pd.DataFrame, label: str) -> str:
+    """The mechanism by which a substitute can fail the time claim: its RMSE levels off (RKS's last two l)."""
+    rks = pts[pts["arm"] == "rks"].sort_values(L).tail(2)
+    where = (f" (RKS's relative RMSE {rks['rmse'].iloc[0]:.3f} at l = {int(rks[L].iloc[0])}, "
+             f"{rks['rmse'].iloc[1]:.3f} at l = {int(rks[L].iloc[1])})") if len(rks) == 2 else ""
+    return (f"on {label} the RMSE levels off{where}: the regime the sentence argues from, a much smaller RMSE "
+            "whose many features make training time dominate, does not arise, so TEFM's d = 4l map is not "
+            "paid back")

@@ -25,13 +25,13 @@ C31_WHY = (f"'most of the spectrum': more than half of the ranks; 'substantially
            f"{FACTOR:g} below the exact eigenvalue of the same rank (the smallest gap that reads as 'substantial' "
            "on a log-scree plot spanning many decades)")
 
-#: TS: "this rank deficiency also applies" says the deficiency is present, not that it covers most of the
-#: spectrum: present on at least this fraction of the ranks (one in ten: a gap a log-scree plot of 1000
-#: ranks shows over a tenth of its width), at the same factor as RM's "substantially lower"
-TS_MIN_FRACTION = 0.1
-TS_WHY = (f"'also applies': the rank deficiency is present, on at least {TS_MIN_FRACTION:g} of the ranks (a tenth "
-          f"of the plot's width), at the factor {FACTOR:g} of RM's 'substantially lower'; the sentence claims no "
-          "more of TS. TS's dimension 2^12 is ours (the paper states only RM's)")
+#: TS: "this rank deficiency also applies" reads two ways: what it carries over from RM's sentence
+#: ("substantially lower ... for most of the spectrum": more than half the ranks), or only that the deficiency
+#: is present (on at least one rank in ten, a tenth of the scree plot's width). C3.1-TS is judged on both.
+TS_PRESENT = 0.1
+TS_READING = "what 'this rank deficiency also applies' carries over to TS (most of the spectrum, or presence)"
+TS_WHY_PRESENT = (f"'also applies' read as presence: the deficiency on at least {TS_PRESENT:g} of the ranks (a "
+                  f"tenth of the plot's width), at RM's factor {FACTOR:g}")
 #: the paper's red curve is "the random feature map (Kar & Karnick, 2012)" with its variant unstated (a declared
 #: deviation): C3.1-RM is judged on both readings, robustly
 RM_READING = "which RM the paper plotted (with or without the H0/1 heuristic: unstated)"
@@ -124,18 +124,22 @@ def summary(table: pd.DataFrame) -> str:
 def claims(table: pd.DataFrame) -> list[dict]:
     f = per_run_fraction(finished(table))
     judged = {}
-    for cid, arm in (("C3.1-RM-plain", "rm"), ("C3.1-RM-H01", "rm_h01"), ("C3.1-TS", "ts")):
-        ts = arm == "ts"
+    for cid, arm, threshold, why in (("C3.1-RM-plain", "rm", 0.5, C31_WHY), ("C3.1-RM-H01", "rm_h01", 0.5, C31_WHY),
+                                     ("C3.1-TS-most", "ts", 0.5, C31_WHY),
+                                     ("C3.1-TS-present", "ts", TS_PRESENT, TS_WHY_PRESENT)):
         stat = (f"per draw (seed) of 1000 points and the map: fraction of the eigenvalue ranks where "
                 f"{LABELS[arm]}'s eigenvalue of Z Z^T is below 1/{FACTOR:g} of the exact kernel's (ranks whose "
-                f"exact eigenvalue exceeds {NOISE_FLOOR:g} x the largest)")
-        threshold, why = (TS_MIN_FRACTION, TS_WHY) if ts else (0.5, C31_WHY)
+                f"exact eigenvalue exceeds {NOISE_FLOOR:g} x the largest)"
+                + ("; TS in 2^12 dimensions, our choice (the paper states only RM's)" if arm == "ts" else ""))
         values = f.loc[f["arm"] == arm, "fraction"].to_numpy()
         if values.size == 0:
-            judged[arm] = not_run(cid, paper_text=C31_TEXT, statistic=stat, threshold=threshold, side="greater",
+            judged[cid] = not_run(cid, paper_text=C31_TEXT, statistic=stat, threshold=threshold, side="greater",
                                   threshold_why=why, reason=not_run_reason(table))
             continue
-        judged[arm] = judge(cid, paper_text=C31_TEXT, statistic=stat, values=values, threshold=threshold,
+        judged[cid] = judge(cid, paper_text=C31_TEXT, statistic=stat, values=values, threshold=threshold,
                             side="greater", threshold_why=why)
-    rm = reading_robust("C3.1-RM", {"plain": judged["rm"], "H0/1": judged["rm_h01"]}, setting=RM_READING)
-    return [with_data(c, *claim_data(["mnist"])) for c in (rm, judged["ts"])]
+    rm = reading_robust("C3.1-RM", {"plain": judged["C3.1-RM-plain"], "H0/1": judged["C3.1-RM-H01"]},
+                        setting=RM_READING)
+    ts = reading_robust("C3.1-TS", {"most of the spectrum": judged["C3.1-TS-most"],
+                                    "present": judged["C3.1-TS-present"]}, setting=TS_READING)
+    return [with_data(c, *claim_data(["mnist"])) for c in (rm, ts)]

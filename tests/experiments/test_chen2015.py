@@ -239,10 +239,16 @@ def test_fig3_time_claim_uses_time_to_reach_small_targets():
     slow = {**TIME, "tefm_g": [5.0, 6.0, 7.0], "tefm_s": [5.0, 6.0, 7.0]}
     c = next(c for c in fig3.claims(_krr_table(RMSE_GOOD, slow, time_noise=0.05))
              if c["id"] == "C1.4-time-blogfeedback")
-    assert c["verdict"] == "fail" and c["fail_kind"] == "disagreement" and c["evidence"]
+    # on the substitute the RMSE levels off (0.8 -> 0.7 for RKS): the paper's small-RMSE regime does not arise
+    assert c["verdict"] == "fail" and c["fail_kind"] == "limitation" and c["evidence"]
+    assert c["mechanism"].startswith("on BlogFeedback (substitute for Slice Localization) the RMSE levels off "
+                                     "(RKS's relative RMSE 0.8") and c["settle"].startswith("Slice Localization")
     # map time = fit + transform of the training rows; the test rows' transform (100 s) is not counted
     p = fig3.points(_krr_table(RMSE_GOOD, TIME))
-    assert fig3.time_to_reach(p, "rks", 0.8) == pytest.approx(0.3)
+    # a target between two l is reached in between, interpolated in log time: RKS 0.9 (0.1 s) -> 0.8 (0.3 s)
+    # reaches 0.85 about halfway, at sqrt(0.1 x 0.3) s; one the smallest l reaches costs that l's time
+    assert fig3.time_to_reach(p, "rks", 0.85) == pytest.approx(math.sqrt(0.1 * 0.3), rel=0.05)
+    assert fig3.time_to_reach(p, "rks", 0.95) == pytest.approx(0.1)
     assert fig3.time_to_reach(p, "rks", 0.1) == math.inf
     assert set(_verdicts(fig3.claims(pd.DataFrame())).values()) == {"not-run"}
 
@@ -267,10 +273,12 @@ def test_fig3_time_claim_fails_on_the_one_baseline_faster_than_tefm():
     c = next(c for c in fig3.claims(_krr_table(RMSE_GOOD, fast, time_noise=0.05))
              if c["id"] == "C1.4-time-blogfeedback")
     assert c["verdict"] == "fail" and c["interval"].endswith("binding cell: Ffood")
-    assert c["fail_kind"] == "disagreement" and c["evidence"]
-    # Ffood's targets 0.82 (l = 100, 0.002 s) and 0.71 (l = 200, 0.004 s): TEFM-G reaches them at l = 50 (0.05 s)
-    # and l = 100 (0.1 s), TEFM-S at l = 50 (0.04 s) and l = 100 (0.08 s): every ratio is 20 or 25
-    assert c["estimate"] == pytest.approx((25 * 25 * 20 * 20) ** 0.25, rel=0.05)
+    assert c["fail_kind"] == "limitation" and c["evidence"]
+    # Ffood's targets 0.82 (l = 100, 0.002 s) and 0.71 (l = 200, 0.004 s): TEFM-G reaches 0.82 at l = 50
+    # (0.05 s) and 0.71 40% of the way from l = 50 to 100 in log time (0.05 x 2^0.4 s); TEFM-S at l = 50
+    # (0.04 s) and 70% of the way (0.04 x 2^0.7 s)
+    ratios = (0.05 / 0.002, 0.05 * 2**0.4 / 0.004, 0.04 / 0.002, 0.04 * 2**0.7 / 0.004)
+    assert c["estimate"] == pytest.approx(np.prod(ratios) ** 0.25, rel=0.05)
     cells = c["measured"]["cells"]
     assert set(cells) == {"RKS", "Comp", "Quasi", "Ffood"}
     assert all(cells[b]["ci_high"] < 1 for b in ("RKS", "Comp", "Quasi"))
@@ -278,11 +286,15 @@ def test_fig3_time_claim_fails_on_the_one_baseline_faster_than_tefm():
 
 def test_fig3_time_claim_true_against_every_baseline_under_large_seed_noise_is_not_failed():
     # Every baseline has RMSE 0.9, 0.8, 0.7 at l = 50, 100, 200; both TEFM maps 0.02 lower, so they reach each
-    # target at the same l, in 0.97 x the baseline's time (log ratio -0.03), with lognormal time noise of sd 0.15
-    # per run: one seed's cell value has sd 0.15 x sqrt(3/4) = 0.13, four times the effect. The per-seed
-    # maximum over the 4 baseline cells averages about -0.03 + 0.1 > 0: the old statistic failed this claim.
+    # target 80% of the way to the baseline's l (in log time), and their times are scaled by c so that the time
+    # ratio is 0.97 (log ratio -0.03), with lognormal time noise of sd 0.15 per run: one seed's cell value has
+    # sd 0.15 x sqrt(3/4) = 0.13, four times the effect. The per-seed maximum over the 4 baseline cells
+    # averages about -0.03 + 0.1 > 0: the old statistic failed this claim.
+    base = [0.1, 0.3, 1.0]
+    reach = math.sqrt(0.1 * 3**0.8 / 0.3 * 0.3 * (1.0 / 0.3) ** 0.8 / 1.0)   # the ratio at c = 1
+    c_scale = 0.97 / reach
     rmse = {**dict.fromkeys(common.BASELINES, [0.9, 0.8, 0.7]), **dict.fromkeys(common.TEFM, [0.88, 0.78, 0.68])}
-    times = {**dict.fromkeys(common.BASELINES, [0.1, 0.3, 1.0]), **dict.fromkeys(common.TEFM, [0.097, 0.291, 0.97])}
+    times = {**dict.fromkeys(common.BASELINES, base), **dict.fromkeys(common.TEFM, [c_scale * b for b in base])}
     t = _krr_table(rmse, times, seeds=range(20), time_noise=0.15)
     cells = fig3.time_log_ratio(common.of_form(fig3.with_time(t), ""))
     assert set(cells) == {"RKS", "Comp", "Quasi", "Ffood"} and all(len(v) == 20 for v in cells.values())

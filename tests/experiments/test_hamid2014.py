@@ -213,10 +213,13 @@ def test_fig2a_fraction_by_hand_and_verdicts():
     # s ranks only (0 .. 0.08, mean 0.04, below the 1 in 10 that "also applies" needs)
     claims = {c["id"]: c for c in fig2a.claims(t)}
     assert _verdicts(claims.values()) == {"C3.1-RM": "pass", "C3.1-TS": "fail"}
-    assert claims["C3.1-TS"]["threshold"] == fig2a.TS_MIN_FRACTION == 0.1
-    assert claims["C3.1-TS"]["estimate"] == pytest.approx(0.04)
-    assert claims["C3.1-TS"]["ci_high"] < 0.1 and fail_kind(claims["C3.1-TS"]) == ("disagreement", "")
-    assert claims["C3.1-TS"]["evidence"].startswith("0.04 [")
+    # TS on both readings of "also applies" (most of the spectrum: 0.5; presence: 1 in 10 ranks): both fail
+    ts = claims["C3.1-TS"]
+    assert {k: (r["id"], r["verdict"]) for k, r in ts["readings"].items()} == {
+        "most of the spectrum": ("C3.1-TS-most", "fail"), "present": ("C3.1-TS-present", "fail")}
+    assert fig2a.TS_PRESENT == 0.1 and ts["estimate"] == pytest.approx(0.04) and ts["threshold"] == 0.1
+    assert ts["ci_high"] < 0.1 and fail_kind(ts) == ("disagreement", "")
+    assert ts["evidence"].startswith("every reading fails: most of the spectrum: 0.04 [")
     # the RM headline holds both readings of the paper's one RM curve, each judged on its own
     rm = claims["C3.1-RM"]
     assert rm["threshold"] == 0.5 and rm["estimate"] == pytest.approx(0.86)
@@ -235,9 +238,8 @@ def test_fig2a_fraction_by_hand_and_verdicts():
     assert both["C3.1-RM"]["verdict"] == "fail" and fail_kind(both["C3.1-RM"]) == ("disagreement", "")
     assert both["C3.1-RM"]["evidence"].startswith("every reading fails: plain: 0.04 [")
     assert " | H0/1: 0.04 [" in both["C3.1-RM"]["evidence"]
-    # TS low on a quarter of the ranks (0.24 .. 0.32): present, so "also applies" passes at 1 in 10,
-    # where RM's "most of the spectrum" (more than half) would fail it
-    assert both["C3.1-TS"]["verdict"] == "pass" and both["C3.1-TS"]["ci_high"] < 0.5
+    # TS low on a quarter of the ranks (0.24 .. 0.32): present, but not on most of the spectrum
+    assert both["C3.1-TS"]["verdict"] == "inconclusive" and both["C3.1-TS"]["measured_verdict"] == "fail"
     check_claims(list(both.values()))
     none = fig2a.claims(pd.DataFrame([{"status": "unavailable", "arm": "rm", "seed": 0}]))
     assert {c["verdict"] for c in none} == {"not-run"} and none[0]["reason"] == "data unavailable"
@@ -318,7 +320,8 @@ def _time_table(hess_share_rm: float) -> pd.DataFrame:
                          "timings.transform_train_s": (1 - hess_share_rm) * total * w,
                          "metrics.accuracy": 0.95, "dataset.n_train": 10000})
             rows.append({"status": "ok", "arm": "ts", "seed": s, "fitted.n_features_out": D,
-                         "timings.train_s": 0.8 * total, "timings.transform_train_s": 0.2 * total * w,
+                         # TS's own seed variation: CRAFT's time over TS's is not the same in every seed
+                         "timings.train_s": 0.8 * total * (1 + 0.02 * s), "timings.transform_train_s": 0.2 * total * w,
                          "metrics.accuracy": 0.95, "dataset.n_train": 10000})
             rows.append({"status": "ok", "arm": "craft_rm_h01", "seed": s, "fitted.n_features_out": D // 4,
                          "fitted.n_up_components": D, "timings.train_s": 0.05 * total * w,

@@ -222,7 +222,11 @@ def test_fig5_censored_level_never_becomes_a_ratio_of_one():
     cells, cens = claim["measured"]["cells"], claim["measured"]["censored"]
     assert len(cells) + len(cens) == 2 * fig5.N_LEVELS and len(cens) >= 10
     assert all("reached by Fourier only" in x or "reached by Nystrom only" in x for x in cens)
-    assert claim["verdict"] == "fail" and claim["fail_kind"] == "disagreement"
+    # 'often' spans every panel of the paper; one that did not run could hold the majority: a limitation
+    missing = [fig5.label(n) for n, sub in fig5.per_dataset(_fig5_table(rb_error=2.0)) if sub.empty]
+    assert claim["verdict"] == "fail" and claim["fail_kind"] == ("limitation" if missing else "disagreement")
+    if missing:
+        assert claim["mechanism"].startswith("'often' is over the paper's") and "O(NR)" in claim["mechanism"]
     assert claim["evidence"].startswith("0 of 4 measured cells above one order, 4 below; 12 censored: the "
                                         "baseline's cost over RB's is 10^-0.60 to 10^")
     assert claim["evidence"].endswith("across the cells, a majority less than one order")
@@ -351,8 +355,10 @@ def test_fig6_speedup_claims():
     assert slow["C5.3-ijcnn1_val-lasso-rb"]["verdict"] == "fail"
     # a missed bar measures our solver as much as the paper: a limitation, with what would settle it
     assert slow["C5.3-ijcnn1_val-lasso-rb"]["fail_kind"] == "limitation"
-    assert "parallel RCD" in slow["C5.3-ijcnn1_val-lasso-rb"]["settle"]
-    assert slow["C5.3-ijcnn1_val-lasso-rb"]["mechanism"] == fig6.MECHANISM_RB.format(p=2)
+    assert slow["C5.3-ijcnn1_val-lasso-rb"]["settle"].startswith("the paper's dataset timed on 4 or more cores")
+    # on ijcnn1's validation split, a third of the paper's rows: that is part of the mechanism
+    assert slow["C5.3-ijcnn1_val-lasso-rb"]["mechanism"] == (fig6.MECHANISM_RB.format(p=2)
+                                                             + fig6.SMALL_SUBSTITUTE["ijcnn1_val"])
     assert "fail_kind" not in {c["id"]: c for c in fig6.claims(t)}["C5.3-ijcnn1_val-lasso-rb"]
     assert "fig6" in fig6.summary(t) or "ijcnn1" in fig6.summary(t)
 
