@@ -130,18 +130,13 @@ def claims(table: pd.DataFrame) -> list[dict]:
         where = (f"minimum at sigma {test.mean().idxmin():g} on the mean curve (per seed: "
                  + ", ".join(f"{k:g} x {v}" for k, v in best.value_counts().items())
                  + f"); smallest D at sigma {first:g}, largest at {last:g}")
-        lo_b = {s: _step(sigmas, b, first) for s, b in best.items()}
-        drop = pd.Series({s: test.loc[s, first] - test.loc[s, b] for s, b in lo_b.items()}).dropna()
-        out.append(with_data(judge(f"{cid}-improves", paper_text=TEXT_A + f" -- {label(name)}", statistic=stat_a,
-                                   values=drop.tolist(), threshold=0.0, side="greater", threshold_why=why_a,
-                                   reason=where,
-                                   test_rows_se=error_se(sub, test[[first, lo_b[drop.index[0]]]].mean())
-                                   if len(drop) else None), *data))
-        hi_b = {s: _step(sigmas, b, last) for s, b in best.items()}
-        widen = pd.Series({s: gap.loc[s, last] - gap.loc[s, b] for s, b in hi_b.items()}).dropna()
-        out.append(with_data(judge(f"{cid}-diverges", paper_text=TEXT_B + f" -- {label(name)}", statistic=stat_b,
-                                   values=widen.tolist(), threshold=0.0, side="greater", threshold_why=why_b,
-                                   reason=where,
-                                   test_rows_se=error_se(sub, test[[last, hi_b[widen.index[0]]]].mean())
-                                   if len(widen) else None), *data))
+        for suffix, text, stat, why, end, curve in (("improves", TEXT_A, stat_a, why_a, first, test),
+                                                    ("diverges", TEXT_B, stat_b, why_b, last, gap)):
+            at = {s: _step(sigmas, b, end) for s, b in best.items()}
+            # improves: error at the smallest D minus at the minimum; diverges: gap at the largest D minus there
+            values = pd.Series({s: curve.loc[s, end] - curve.loc[s, b] for s, b in at.items()}).dropna()
+            se = error_se(sub, test[[end, at[values.index[0]]]].mean()) if len(values) else None
+            out.append(with_data(judge(f"{cid}-{suffix}", paper_text=text + f" -- {label(name)}", statistic=stat,
+                                       values=values.tolist(), threshold=0.0, side="greater", threshold_why=why,
+                                       reason=where, test_rows_se=se), *data))
     return out
