@@ -337,10 +337,13 @@ def claims(table: pd.DataFrame) -> list[dict]:
                             reason=reason, measured=detail)
             if what == "time":
                 unless_busy(c, busy, load_text)
-            missing = [label(n) for n, _ in per_dataset(table) if n not in used]
-            if missing:  # 'often' spans the paper's panels: the unmeasured ones could carry the majority
-                limitation(c, PANELS_MISSING.format(k=len(missing), n=len(missing) + len(used),
-                                                    missing=", ".join(missing)) + COST_MECHANISM[what],
-                           f"the {len(missing)} missing panels ({', '.join(missing)}) run with the rest")
             out.append(with_data(c, kind, note))
-    return robust_blockdiag(out)
+    out = robust_blockdiag(out)
+    missing = [label(n) for n, _ in per_dataset(table) if n not in used]
+    for c in out:  # 'often' spans the paper's panels: the unmeasured ones could carry the majority
+        what = next((w for w in COST_MECHANISM if c["id"].startswith(f"C5.1-{w}")), None)
+        if what and missing:
+            limitation(c, PANELS_MISSING.format(k=len(missing), n=len(missing) + len(used),
+                                                missing=", ".join(missing)) + COST_MECHANISM[what],
+                       f"the {len(missing)} missing panels ({', '.join(missing)}) run with the rest")
+    return out
