@@ -38,7 +38,8 @@ def test_readme_is_one_screen():
 
 def _paper(pid, citation, verdicts, ran=True):
     study = Study(f"{pid}/fig1", f"{pid}-fig1", "Fig. 1", planned=ran, status={"n": 1} if ran else {},
-                  claims=[{"id": f"C{i}", "verdict": v} for i, v in enumerate(verdicts)])
+                  claims=[{"id": f"C{i}", "verdict": v, **({"fail_kind": "disagreement"} if v == "fail" else {})}
+                          for i, v in enumerate(verdicts)])
     return Paper(pid, citation, [study])
 
 
@@ -48,7 +49,9 @@ def test_table_counts_each_verdict_and_totals():
               _paper("y2021", "Young (2021). Unrun.", ["pass"], ran=False)]
     lines = readme_table.table(papers)
     assert lines[0] == "| | studies run | pass | fail | inconclusive | not-comparable | not-run |"
-    assert lines[2] == "| [Xu et al. 2020](results/reference/REPORT.md#x2020) | 1 / 1 | 2 | 1 | 0 | 0 | 1 |"
+    # fails counted by kind beside their number
+    assert lines[2] == ("| [Xu et al. 2020](results/reference/REPORT.md#x2020) | 1 / 1 | 2 | 1 (1 disagreement) | 0 "
+                        "| 0 | 1 |")
     assert lines[3].startswith("| [Cross-paper leaderboard](results/reference/REPORT.md#leaderboard) | 1 / 1 | 0 | 0 | 1 | 1 | 0 |")
     assert lines[4] == "| [Young 2021](results/reference/REPORT.md#y2021) | 0 / 1 | 0 | 0 | 0 | 0 | 0 |"
     assert lines[5] == "| **all** | 2 / 3 | **2** | **1** | **1** | **1** | **1** |"
