@@ -205,6 +205,21 @@ def geo_mean(values) -> float:
     return float(np.exp(np.log(v).mean())) if v.size else float("nan")
 
 
+def log_reach(x, y, target: float) -> float:
+    """Where a curve of ``y`` against ``x`` (points in curve order) first gets down to ``target``: linear in
+    log x between the last point above the target and the first at or below it; the first x when that one
+    already is; inf when none is."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    hit = np.flatnonzero(ys <= target)
+    if not hit.size:
+        return float("inf")
+    i = int(hit[0])
+    if i == 0 or xs[i - 1] <= 0 or xs[i] <= 0:
+        return float(xs[i])
+    w = (ys[i - 1] - target) / (ys[i - 1] - ys[i])
+    return float(np.exp(np.log(xs[i - 1]) + w * (np.log(xs[i]) - np.log(xs[i - 1]))))
+
+
 def features_to_reach(curve: pd.Series, target: float) -> float:
     """Features a method needs to reach ``target`` (its mean error vs l, interpolated in log l).
 
@@ -214,12 +229,4 @@ def features_to_reach(curve: pd.Series, target: float) -> float:
     c = curve.dropna().sort_index()
     if c.empty:
         return float("nan")
-    ls, ys = c.index.to_numpy(dtype=float), c.to_numpy(dtype=float)
-    if ys[0] <= target:
-        return float(ls[0])
-    for i in range(1, len(ls)):
-        if ys[i] <= target:
-            # linear in log l between the last point above and the first below
-            w = (ys[i - 1] - target) / (ys[i - 1] - ys[i])
-            return float(np.exp(np.log(ls[i - 1]) + w * (np.log(ls[i]) - np.log(ls[i - 1]))))
-    return float("inf")
+    return log_reach(c.index, c.to_numpy(), target)

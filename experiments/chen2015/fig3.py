@@ -28,6 +28,7 @@ from experiments.chen2015.common import (
     dataset_names,
     display_name,
     krr_data,
+    log_reach,
     map_seconds,
     not_run_reason,
     of_form,
@@ -162,19 +163,7 @@ def time_to_reach(sub: pd.DataFrame, arm: str, target: float) -> float:
     the smallest l's time when that one already reaches it). Reading the next grid point's time instead
     would charge a map for the whole doubling of l."""
     a = sub[sub["arm"] == arm].sort_values(L)
-    hit = np.flatnonzero(a["rmse"].to_numpy() <= target)
-    if not hit.size:
-        return float("inf")
-    i = int(hit[0])
-    t_i = float(a["time_s"].iloc[i])
-    if i == 0:
-        return t_i
-    r0, r1 = float(a["rmse"].iloc[i - 1]), float(a["rmse"].iloc[i])
-    t0 = float(a["time_s"].iloc[i - 1])
-    if not (r0 > r1 and t0 > 0 and t_i > 0):
-        return t_i
-    frac = (r0 - target) / (r0 - r1)
-    return float(np.exp(np.log(t0) + frac * (np.log(t_i) - np.log(t0))))
+    return log_reach(a["time_s"], a["rmse"], target)
 
 
 def time_claim_data(sub: pd.DataFrame, base: str) -> dict:

@@ -122,6 +122,12 @@ def same_values(values: Iterable[float], rel: float = 1e-9) -> bool:
     return x.size >= 2 and float(np.ptp(x)) <= rel * max(float(np.abs(x).max()), 1e-300)
 
 
+def _same_values_reason(reason: str, n: int) -> str:
+    """``reason`` with the note that the statistic did not vary over the ``n`` seeds (:func:`same_values`)."""
+    return (reason + "; " if reason else "") + (
+        f"every one of the {n} seeds gave the same value: the seeds vary nothing the statistic depends on")
+
+
 def paired_values(table: pd.DataFrame, *, arm_col: str, a, b, value: str, on: Sequence[str] = ("seed",),
                   op: str = "diff") -> pd.Series:
     """Per-seed ``value(a) - value(b)`` (``op="diff"``) or ``value(a) / value(b)`` (``"ratio"``).
@@ -208,8 +214,7 @@ def judge(cid: str, *, paper_text: str, statistic: str, threshold, side: str,
             else:
                 lo, hi = -math.inf, math.inf
                 interval = "none: every seed gave the same value (n = 1 in effect) and no test-row error is known"
-            reason = (reason + "; " if reason else "") + (
-                f"every one of the {n} seeds gave the same value: the seeds vary nothing the statistic depends on")
+            reason = _same_values_reason(reason, n)
     else:
         if estimate is None or ci is None:
             raise ValueError("give either values or estimate and ci")
@@ -266,8 +271,7 @@ def judge_log_ratio(cid: str, per_seed_log: pd.Series, *, paper_text: str, stati
     same = n >= 2 and same_values(logs)
     if same:  # as judge: seeds that gave one value are n = 1 in effect, no interval
         lo, hi, how = -math.inf, math.inf, "none: every seed gave the same value (n = 1 in effect)"
-        reason = (reason + "; " if reason else "") + (
-            f"every one of the {n} seeds gave the same value: the seeds vary nothing the statistic depends on")
+        reason = _same_values_reason(reason, n)
     out = judge(cid, paper_text=paper_text, statistic=statistic, threshold=threshold, side=side,
                 threshold_why=threshold_why, estimate=math.exp(est), ci=(math.exp(lo), math.exp(hi)),
                 n_seeds=n, interval=how, reason=reason, measured=measured)
@@ -514,13 +518,8 @@ def by_cause(claims: list[dict]) -> list[dict]:
         if c.get("verdict") != FAIL:
             c.pop("fail_kind", None)
             continue
-        if c.get("fail_kind") == "limitation":
-            pass
-        elif c.get("extension"):
-            c["fail_kind"] = "extension"
-        else:
-            disagreement(c)
-        c.setdefault("evidence", evidence_line(c))
+        if c.get("fail_kind") != "limitation":
+            c["fail_kind"] = "extension" if c.get("extension") else "disagreement"
         if not c.get("evidence"):
             c["evidence"] = evidence_line(c)
     return claims
