@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from experiments.leaderboard.common import ERROR, KERR, claims_markdown, cross_claims, rank_markdown
+from experiments.leaderboard.common import claims_markdown, cross_claims, rank_markdown, ranked
 from experiments.leaderboard.common import figure as _figure
 
-RANKED = {KERR: "relative kernel error (Frobenius, polynomial kernel)", ERROR: "test relative RMSE (ridge)"}
+RANKED = ranked("test relative RMSE (ridge)", "polynomial")
 
 
 def figure(table: pd.DataFrame):

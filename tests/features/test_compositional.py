@@ -97,7 +97,7 @@ def test_non_positive_sizes_raise(param):
 
 
 def test_unknown_projection_raises():
-    with pytest.raises(ValueError, match="projection='sparse'"):
+    with pytest.raises(ValueError, match=r"'projection' parameter of CompRFF must be a str among \{'gaussian', 'srht'\}\. Got 'sparse'"):
         CompRFF(4, projection="sparse").fit(np.ones((3, 2)))
 
 

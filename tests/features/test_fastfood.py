@@ -124,7 +124,7 @@ def test_non_positive_n_components_raises(bad):
 
 
 def test_only_the_gaussian_kernel():
-    with pytest.raises(ValueError, match="kernel='laplacian'"):
+    with pytest.raises(ValueError, match=r"'kernel' parameter of Fastfood must be a str among \{'gaussian'\}\. Got 'laplacian'"):
         Fastfood(8, kernel="laplacian").fit(np.ones((3, 2)))
 
 

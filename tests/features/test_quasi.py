@@ -107,7 +107,7 @@ def test_non_positive_n_components_raises(bad):
 
 
 def test_unknown_sequence_raises():
-    with pytest.raises(ValueError, match="sequence='lattice'"):
+    with pytest.raises(ValueError, match=r"'sequence' .* among \{'sobol', 'halton'\}\. Got 'lattice'"):
         QuasiRandomFourierFeatures(8, sequence="lattice").fit(np.ones((3, 2)))
 
 

@@ -229,13 +229,13 @@ def test_transform_with_other_number_of_features():
 
 
 def test_bad_variant_lists_valid_ones():
-    with pytest.raises(ValueError, match="variant.*cos, cossin"):
+    with pytest.raises(ValueError, match=r"'variant' .* among \{'cos', 'cossin'\}\. Got 'sincos'"):
         RandomFourierFeatures(8, variant="sincos").fit(_data(10, 3))
 
 
 @pytest.mark.parametrize("kernel", ["polynomial", "rbf"])
 def test_unknown_kernel_lists_valid_ones(kernel):
-    with pytest.raises(ValueError, match="gaussian, laplacian"):
+    with pytest.raises(ValueError, match=r"'kernel' .* among \{'gaussian', 'laplacian'\}\. Got"):
         RandomFourierFeatures(8, kernel=kernel).fit(_data(10, 3))
 
 
@@ -246,7 +246,7 @@ def test_bad_sigma(sigma):
 
 
 def test_unknown_sigma_rule_lists_valid_ones():
-    with pytest.raises(ValueError, match="median, mean"):
+    with pytest.raises(ValueError, match=r"'sigma' .* or a str among \{'median', 'mean'\}\. Got 'silverman'"):
         RandomFourierFeatures(8, sigma="silverman").fit(_data(10, 3))
 
 

@@ -120,7 +120,7 @@ def test_more_outputs_than_rks_features_raises(cls):
 
 
 def test_negative_q_raises():
-    with pytest.raises(ValueError, match="q must be"):
+    with pytest.raises(ValueError, match=r"'q' parameter of TEFMG must be an int in the range \[0, inf\)\. Got -1"):
         TEFMG(4, q=-1).fit(np.ones((3, 2)))
 
 

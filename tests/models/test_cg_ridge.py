@@ -369,5 +369,5 @@ def test_auto_takes_the_row_space_where_points_have_bins_of_their_own():
     assert CGRidge(task="binary").fit(alone, y).solved_in_ == "rows"
     assert CGRidge(task="binary").fit(crowded, y).solved_in_ == "primal"
     assert CGRidge(task="binary", solve_in="primal").fit(alone, y).solved_in_ == "primal"
-    with pytest.raises(ValueError, match="solve_in='dual'; valid: auto, primal, rows"):
+    with pytest.raises(ValueError, match=r"'solve_in' parameter of CGRidge must be a str among \{'auto', 'primal', 'rows'\}\. Got 'dual'"):
         CGRidge(solve_in="dual").fit(alone, y)

@@ -7,6 +7,7 @@ files and variants (:mod:`rfrepro.data.sources`), the parsed arrays
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 
@@ -15,11 +16,11 @@ import numpy as np
 from rfrepro.data.cache import parsed
 from rfrepro.data.dataset import Dataset
 from rfrepro.data.preprocess import preprocess
-from rfrepro.data.schema import plain_config, validate_config
 from rfrepro.data.sources import first_available, source_files, source_urls
+from rfrepro.data.spec import DatasetSpec, resolved_config
 from rfrepro.data.splits import default_split, split_arrays, subsample
 
-__all__ = ["load_file_dataset"]
+__all__ = ["load_file_dataset", "load_file_dataset_memo"]
 
 
 def _load_variant(var: dict, top: Mapping, *, data_dir, mirror, fetch_kw) -> Dataset:
@@ -58,7 +59,7 @@ def _load_variant(var: dict, top: Mapping, *, data_dir, mirror, fetch_kw) -> Dat
 
 
 def load_file_dataset(
-    cfg: Mapping,
+    cfg: Mapping | DatasetSpec,
     *,
     data_dir: str | os.PathLike = "data",
     mirror: str | None = None,
@@ -68,8 +69,9 @@ def load_file_dataset(
 
     Parameters
     ----------
-    cfg : mapping
-        The dataset config (schema in :mod:`rfrepro.data.schema`).
+    cfg : mapping or DatasetSpec
+        The dataset config (schema in :mod:`rfrepro.data.schema`), or the spec
+        it resolves to (:func:`rfrepro.data.spec.dataset_spec`).
     data_dir : str or path-like
         Cache root: raw files under ``raw/``, parsed arrays under ``parsed/``.
     mirror : str, optional
@@ -94,11 +96,18 @@ def load_file_dataset(
         A bad config, a checksum mismatch, or a file that does not parse even
         after a fresh fetch.
     """
-    top = plain_config(cfg)
+    top = resolved_config(cfg, generated_ok=True)
     if "generator" in top:
         raise ValueError(f"dataset {top.get('name')!r} is generated; load it with "
                          "rfrepro.data.load_dataset")
-    validate_config(top)
     mirror = mirror or top.get("mirror")
     return first_available(top, lambda var: _load_variant(var, top, data_dir=data_dir, mirror=mirror,
                                                            fetch_kw=fetch_kw))
+
+
+@functools.lru_cache(maxsize=2)
+def load_file_dataset_memo(spec: DatasetSpec, data_dir: str, mirror: str | None, fingerprint_json: str) -> Dataset:
+    """:func:`load_file_dataset` remembered in memory, so the runs of a sweep in one worker do not
+    re-read the cache; ``fingerprint_json`` (the files' sha256) is part of the key, so a replaced
+    file is loaded again."""
+    return load_file_dataset(spec, data_dir=data_dir, mirror=mirror)

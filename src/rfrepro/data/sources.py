@@ -16,11 +16,13 @@ from typing import TypeVar
 from rfrepro.data import download
 from rfrepro.data.download import DatasetUnavailable
 from rfrepro.data.schema import get_dataset_config, plain_config, validate_config
+from rfrepro.data.spec import DatasetSpec, resolved_config
 
 __all__ = [
     "fetch_source",
     "file_sha256",
     "fingerprint_file_dataset",
+    "fingerprint_file_dataset_memo",
     "first_available",
     "source_files",
     "source_urls",
@@ -136,7 +138,7 @@ def file_sha256(path: str | os.PathLike) -> str:
     return digest
 
 
-def fingerprint_file_dataset(cfg: Mapping, *, data_dir: str | os.PathLike = "data",
+def fingerprint_file_dataset(cfg: Mapping | DatasetSpec, *, data_dir: str | os.PathLike = "data",
                              mirror: str | None = None) -> dict:
     """Which variant of ``cfg`` loads and the sha256 of every file it reads.
 
@@ -144,8 +146,7 @@ def fingerprint_file_dataset(cfg: Mapping, *, data_dir: str | os.PathLike = "dat
     raises :class:`DatasetUnavailable` as
     :func:`rfrepro.data.registry.load_file_dataset` does.
     """
-    top = plain_config(cfg)
-    validate_config(top)
+    top = resolved_config(cfg)
     mirror = mirror or top.get("mirror")
 
     def attempt(var):
@@ -155,3 +156,38 @@ def fingerprint_file_dataset(cfg: Mapping, *, data_dir: str | os.PathLike = "dat
                 "files": {Path(p).relative_to(data_dir).as_posix(): file_sha256(p) for p in paths}}
 
     return first_available(top, attempt)
+
+
+#: (spec key, data_dir, mirror) -> (fingerprint or None, the unavailability or None, file stamps)
+_FINGERPRINTS: dict[tuple, tuple[dict | None, BaseException | None, list]] = {}
+
+
+def _stamps(data_dir: str, fp: dict) -> list:
+    out = []
+    for rel in fp.get("files", {}):
+        try:
+            st = os.stat(os.path.join(data_dir, rel))
+            out.append((rel, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((rel, None, None))
+    return out
+
+
+def fingerprint_file_dataset_memo(spec: DatasetSpec, data_dir: str, mirror: str | None) -> dict:
+    """:func:`fingerprint_file_dataset` remembered per process: an unavailable source is tried
+    once; a found one is re-checked by size and mtime, so a changed file gets a new fingerprint."""
+    key = (spec.key, data_dir, mirror)
+    hit = _FINGERPRINTS.get(key)
+    if hit is not None:
+        fp, err, stamps = hit
+        if err is not None:
+            raise err
+        if _stamps(data_dir, fp) == stamps:
+            return fp
+    try:
+        fp = fingerprint_file_dataset(spec, data_dir=data_dir, mirror=mirror)
+    except DatasetUnavailable as e:
+        _FINGERPRINTS[key] = (None, e, [])
+        raise
+    _FINGERPRINTS[key] = (fp, None, _stamps(data_dir, fp))
+    return fp

@@ -17,7 +17,6 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
     row_chunks,
 )
@@ -49,11 +48,11 @@ class ProjectedRKS(FeatureMap):
     """
 
     def _fit_rks(self, X, rng: np.random.RandomState) -> RandomFourierFeatures:
-        n_out = check_positive_int(self.n_components, "n_components")
+        n_out = int(self.n_components)
         if self.n_up_components is None:
             n_up = UP_FACTOR * n_out if self.variant == "cos" else UP_FACTOR * n_out // 2
         else:
-            n_up = check_positive_int(self.n_up_components, "n_up_components")
+            n_up = int(self.n_up_components)
         self.sigma_ = self._resolve_sigma(X, self.kernel)
         self.rff_ = RandomFourierFeatures(
             n_components=n_up,
@@ -101,7 +100,7 @@ class CompRFF(ProjectedRKS):
     Parameters
     ----------
     n_components : int
-        E, the output dimension.
+        E, the output dimension: output columns (``n_components_counts = "columns"``).
     n_up_components : int or None, default None
         Frequencies of the inner RKS map; None: 4 * n_components features.
     projection : {"gaussian", "srht"}
@@ -132,6 +131,7 @@ class CompRFF(ProjectedRKS):
     (5, 4)
     """
 
+    n_components_counts = "columns"
     _parameter_constraints: dict = {"n_components": POSITIVE_INT, "n_up_components": [None, *POSITIVE_INT],
         "projection": options(PROJECTIONS), "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA,
         "variant": options(VARIANTS), "random_state": RANDOM_STATE}

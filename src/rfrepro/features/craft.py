@@ -12,7 +12,6 @@ from rfrepro.features._base import (
     POSITIVE_INT,
     RANDOM_STATE,
     FeatureMap,
-    check_positive_int,
     options,
     row_chunks,
 )
@@ -45,7 +44,7 @@ class CraftMap(FeatureMap):
         The up-projection, a feature map with an ``n_components`` parameter;
         None means ``RandomMaclaurin()``. It is cloned, never fitted in place.
     n_components : int
-        E, the output dimension.
+        E, the output dimension: output columns (``n_components_counts = "columns"``).
     n_up_components : int or None, default None
         D, the up-projection's output dimension; None means 4 E.
     projection : {"gaussian", "srht"}
@@ -77,6 +76,7 @@ class CraftMap(FeatureMap):
     """
 
     recorded_attributes = ("n_features_out_", "n_up_components_")
+    n_components_counts = "columns"
 
     _parameter_constraints: dict = {"up": [None, HasMethods(["fit", "transform"])], "n_components": POSITIVE_INT,
         "n_up_components": [None, *POSITIVE_INT], "projection": options(PROJECTIONS), "random_state": RANDOM_STATE}
@@ -97,11 +97,8 @@ class CraftMap(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        E = check_positive_int(self.n_components, "n_components")
-        D = UP_FACTOR * E if self.n_up_components is None else check_positive_int(
-            self.n_up_components, "n_up_components")
-        if self.projection not in PROJECTIONS:
-            raise ValueError(f"projection={self.projection!r}; valid projections: {', '.join(PROJECTIONS)}")
+        E = int(self.n_components)
+        D = UP_FACTOR * E if self.n_up_components is None else int(self.n_up_components)
         rng = check_random_state(self.random_state)
         up = RandomMaclaurin() if self.up is None else clone(self.up)
         up.set_params(n_components=D, random_state=_draw_seed(rng))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import prange
-from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
 from rfrepro.features._base import (
@@ -12,7 +11,6 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features._trig import (
@@ -26,7 +24,6 @@ from rfrepro.features._trig import (
 )
 from rfrepro.features.hadamard import fwht_gather, fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS
-from rfrepro.features.sampling import sample_offsets
 from rfrepro.jit import threaded_and_serial
 
 
@@ -98,7 +95,8 @@ class Fastfood(FeatureMap):
     Parameters
     ----------
     n_components : int
-        Number of random frequencies D.
+        Number of random frequencies D (``n_components_counts = "frequencies"``):
+        D output columns for ``"cos"``, 2 D for ``"cossin"``.
     kernel : {"gaussian"}
         Only the Gaussian kernel (the Hadamard construction draws Gaussian rows).
     sigma : float or {"median", "mean"}
@@ -144,6 +142,7 @@ class Fastfood(FeatureMap):
 
     _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(["gaussian"]), "sigma": SIGMA,
         "variant": options(VARIANTS), "random_state": RANDOM_STATE}
+    n_components_counts = "frequencies"
 
     def __init__(
         self,
@@ -161,15 +160,8 @@ class Fastfood(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        n_freq = check_positive_int(self.n_components, "n_components")
-        if self.kernel != "gaussian":
-            raise ValueError(
-                f"Fastfood supports kernel='gaussian' only, got kernel={self.kernel!r}"
-            )
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        n_freq = int(self.n_components)
+        rng = self._rng_and_sigma(X, self.kernel)
         dp = next_pow2(X.shape[1])
         n_blocks = -(-n_freq // dp)
         self.n_padded_ = dp
@@ -181,11 +173,7 @@ class Fastfood(FeatureMap):
         chi = np.sqrt(rng.chisquare(dp, size=(n_blocks, dp)))
         g_norm = np.linalg.norm(self.gaussian_, axis=1, keepdims=True)
         self.scaling_ = chi / g_norm / (self.sigma_ * np.sqrt(dp))
-        if self.variant == "cos":
-            self.random_offset_ = sample_offsets(n_freq, rng).astype(X.dtype)
-            self.n_features_out_ = n_freq
-        else:
-            self.n_features_out_ = 2 * n_freq
+        self._fourier_outputs(n_freq, X.dtype, rng)
         return self
 
     def _features(self, X: np.ndarray, out: np.ndarray, mode: int) -> np.ndarray:

@@ -17,9 +17,10 @@ import numpy as np
 from numba import njit, prange
 from numba import uint64 as U
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import validate_parameter_constraints
 
 from rfrepro.features import _cost
-from rfrepro.features._base import check_positive_int, row_chunks
+from rfrepro.features._base import POSITIVE_INT, row_chunks
 from rfrepro.features._trig import PARALLEL_MIN_VALUES
 from rfrepro.jit import threaded_and_serial
 
@@ -278,8 +279,10 @@ class SRHT:
     """
 
     def __init__(self, n_features_in: int, n_components: int, *, random_state=None):
-        self.n_features_in = check_positive_int(n_features_in, "n_features_in")
-        self.n_components = check_positive_int(n_components, "n_components")
+        validate_parameter_constraints(  # not an estimator: its constraints checked here, as fit does
+            {"n_features_in": POSITIVE_INT, "n_components": POSITIVE_INT},
+            {"n_features_in": n_features_in, "n_components": n_components}, caller_name="SRHT")
+        self.n_features_in, self.n_components = int(n_features_in), int(n_components)
         rng = check_random_state(random_state)
         self.n_padded_ = next_pow2(max(self.n_features_in, self.n_components))
         self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=self.n_padded_)

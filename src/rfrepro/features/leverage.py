@@ -8,7 +8,6 @@ from numbers import Real
 
 import numpy as np
 from scipy.linalg import eigh
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from rfrepro.features import _cost
@@ -19,7 +18,6 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features._trig import project_cos_sin_into
@@ -188,7 +186,8 @@ class LeverageRFF(FeatureMap):
     Parameters
     ----------
     n_components : int
-        Number of frequencies N; the output has 2 N columns.
+        Number of frequencies N (``n_components_counts = "frequencies"``); the
+        output has 2 N columns.
     kernel : {"gaussian", "laplacian"}
         Shift-invariant kernel whose spectral density the frequencies follow.
     sigma : float or {"median", "mean"}
@@ -249,6 +248,7 @@ class LeverageRFF(FeatureMap):
         "mu": POSITIVE_REAL, "oversampling": POSITIVE_INT,
         "subsample_fraction": [Interval(Real, 0, 1, closed="right")], "max_subsample": [None, *POSITIVE_INT],
         "sampler": options(SAMPLERS), "random_state": RANDOM_STATE}
+    n_components_counts = "frequencies"
 
     def __init__(
         self,
@@ -273,27 +273,11 @@ class LeverageRFF(FeatureMap):
         self.sampler = sampler
         self.random_state = random_state
 
-    def _check_params(self) -> tuple[int, int, float]:
-        n_freq = check_positive_int(self.n_components, "n_components")
-        oversampling = check_positive_int(self.oversampling, "oversampling")
-        mu = _check_positive_real(self.mu, "mu")
-        frac = self.subsample_fraction
-        if (
-            isinstance(frac, bool)
-            or not isinstance(frac, numbers.Real)
-            or not (0.0 < float(frac) <= 1.0)
-        ):
-            raise ValueError(f"subsample_fraction must be in (0, 1], got {frac!r}")
-        if self.max_subsample is not None:
-            check_positive_int(self.max_subsample, "max_subsample")
-        if self.sampler not in SAMPLERS:
-            raise ValueError(f"sampler={self.sampler!r}; valid samplers: {', '.join(SAMPLERS)}")
-        return n_freq, oversampling * n_freq, mu
-
     def _fit(self, X):
-        n_freq, n_cand, mu = self._check_params()
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        n_freq = int(self.n_components)
+        # mu's finiteness is checked where the scores use it (candidate_leverage_scores)
+        n_cand, mu = int(self.oversampling) * n_freq, float(self.mu)
+        rng = self._rng_and_sigma(X, self.kernel)
         if self.sampler == "unif":
             # a refit after set_params(sampler="unif") must not keep the old "opt" state
             for name in _OPT_ATTRIBUTES:

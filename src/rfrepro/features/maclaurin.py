@@ -15,7 +15,6 @@ elementwise product into that block, never a Python loop over features.
 
 from __future__ import annotations
 
-import numbers
 from math import comb
 
 import numpy as np
@@ -23,26 +22,15 @@ from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
 from rfrepro.features._base import (
-    NONNEGATIVE_REAL,
+    FINITE_NONNEGATIVE_REAL,
     POSITIVE_INT,
     RANDOM_STATE,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features.hadamard import SRHT
 
 DRAWS = ("dense", "hadamard")
-
-
-def check_polynomial(degree: object, offset: object) -> tuple[int, float]:
-    """Validate the polynomial kernel's (degree r, offset q): r a positive int, q >= 0."""
-    r = check_positive_int(degree, "degree")
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not (
-        np.isfinite(offset) and offset >= 0
-    ):
-        raise ValueError(f"offset must be a finite number >= 0, got {offset!r}")
-    return r, float(offset)
 
 
 def maclaurin_coefficients(degree: int, offset: float) -> np.ndarray:
@@ -66,7 +54,8 @@ class RandomMaclaurin(FeatureMap):
     Parameters
     ----------
     n_components : int
-        Output dimension D.
+        Output dimension D: the number of output columns (``n_components_counts
+        = "columns"``), the d + 1 exact ones of ``h01=True`` included.
     degree : int
         r, the polynomial degree.
     offset : float
@@ -108,8 +97,9 @@ class RandomMaclaurin(FeatureMap):
     (4, 64)
     """
 
-    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "degree": POSITIVE_INT, "offset": NONNEGATIVE_REAL,
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "degree": POSITIVE_INT, "offset": FINITE_NONNEGATIVE_REAL,
         "h01": ["boolean"], "draws": options(DRAWS), "random_state": RANDOM_STATE}
+    n_components_counts = "columns"
 
     def __init__(
         self,
@@ -129,10 +119,7 @@ class RandomMaclaurin(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        n_out = check_positive_int(self.n_components, "n_components")
-        r, q = check_polynomial(self.degree, self.offset)
-        if self.draws not in DRAWS:
-            raise ValueError(f"draws={self.draws!r}; valid values: {', '.join(DRAWS)}")
+        n_out, r, q = int(self.n_components), int(self.degree), float(self.offset)
         rng = check_random_state(self.random_state)
         d = X.shape[1]
         a = maclaurin_coefficients(r, q)

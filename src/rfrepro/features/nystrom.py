@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import numbers
 import warnings
 from collections import OrderedDict
 
@@ -14,13 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from rfrepro.features import _cost
 from rfrepro.features._base import (
+    FINITE_NONNEGATIVE_REAL,
     NONNEGATIVE_INT,
     NONNEGATIVE_REAL,
     POSITIVE_INT,
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features.sampling import SPECTRAL_KERNELS
@@ -44,7 +43,8 @@ class Nystroem(FeatureMap):
     Parameters
     ----------
     n_components : int
-        Number of landmarks (= output features); at most the number of rows.
+        Number of landmarks = output columns (``n_components_counts = "columns"``);
+        at most the number of rows.
     kernel : {"gaussian", "laplacian", "polynomial"}
     sigma : float or {"median", "mean"}
         Bandwidth of the Gaussian and Laplacian kernels (unused by the polynomial one).
@@ -84,7 +84,8 @@ class Nystroem(FeatureMap):
     """
 
     _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(KERNELS), "sigma": [None, *SIGMA],
-        "degree": POSITIVE_INT, "offset": NONNEGATIVE_REAL, "random_state": RANDOM_STATE}
+        "degree": POSITIVE_INT, "offset": FINITE_NONNEGATIVE_REAL, "random_state": RANDOM_STATE}
+    n_components_counts = "columns"
 
     def __init__(self, n_components: int = 100, *, kernel="gaussian", sigma=1.0, degree: int = 2,
                  offset: float = 1.0, random_state=None):
@@ -96,9 +97,7 @@ class Nystroem(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        m = check_positive_int(self.n_components, "n_components")
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel={self.kernel!r}; valid kernels for Nystroem: {', '.join(KERNELS)}")
+        m = int(self.n_components)
         if m > X.shape[0]:  # as scikit-learn's Nystroem: every row becomes a landmark, with a warning
             warnings.warn(f"n_components={m} landmarks but only {X.shape[0]} rows to draw them from: "
                           f"using all {X.shape[0]} rows (n_components_ = {X.shape[0]})", stacklevel=3)
@@ -107,10 +106,6 @@ class Nystroem(FeatureMap):
         rng = check_random_state(self.random_state)
         if self.kernel in SPECTRAL_KERNELS:
             self.sigma_ = self._resolve_sigma(X, self.kernel)
-        else:
-            check_positive_int(self.degree, "degree")
-            if not (np.isfinite(self.offset) and self.offset >= 0):
-                raise ValueError(f"offset must be a finite number >= 0, got {self.offset!r}")
         idx = np.sort(rng.choice(X.shape[0], m, replace=False))
         self.components_ = np.array(X[idx])
         W = kernel_matrix(self.kernel, self.components_.astype(np.float64), **_kernel_params(self))
@@ -179,11 +174,6 @@ class ExactKernel(FeatureMap):
         return _kernel_params(self)
 
     def _fit(self, X):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel={self.kernel!r}; valid kernels: {', '.join(KERNELS)}")
-        if isinstance(self.cache_bytes, bool) or not isinstance(self.cache_bytes, numbers.Integral) \
-                or self.cache_bytes < 0:
-            raise ValueError(f"cache_bytes={self.cache_bytes!r}; must be an integer >= 0 (0: no cache)")
         if self.kernel != "polynomial":
             self.sigma_ = self._resolve_sigma(X, self.kernel)
         self.X_fit_ = np.array(X)

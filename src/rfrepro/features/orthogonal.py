@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 from numba import prange
-from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
 from rfrepro.features._base import (
@@ -36,7 +35,6 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features._trig import (
@@ -50,7 +48,6 @@ from rfrepro.features._trig import (
 )
 from rfrepro.features.hadamard import fwht_vector, next_pow2
 from rfrepro.features.rff import VARIANTS, DenseFourierTransform
-from rfrepro.features.sampling import sample_offsets
 from rfrepro.jit import threaded_and_serial
 
 
@@ -74,6 +71,7 @@ class _OrthogonalBase(FeatureMap):
 
     _parameter_constraints: dict = {"n_components": POSITIVE_INT, "sigma": SIGMA, "variant": options(VARIANTS),
         "random_state": RANDOM_STATE}
+    n_components_counts = "frequencies"
 
     def __init__(
         self,
@@ -89,17 +87,10 @@ class _OrthogonalBase(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        n_freq = check_positive_int(self.n_components, "n_components")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, "gaussian")
+        n_freq = int(self.n_components)
+        rng = self._rng_and_sigma(X, "gaussian")
         self._draw(X, n_freq, rng)
-        if self.variant == "cos":
-            self.random_offset_ = sample_offsets(n_freq, rng).astype(X.dtype)
-            self.n_features_out_ = n_freq
-        else:
-            self.n_features_out_ = 2 * n_freq
+        self._fourier_outputs(n_freq, X.dtype, rng)
         return self
 
     def _draw(self, X, n_freq: int, rng) -> None:  # pragma: no cover - abstract
@@ -116,7 +107,8 @@ class OrthogonalRandomFeatures(DenseFourierTransform, _OrthogonalBase):
     Parameters
     ----------
     n_components : int
-        Number of random frequencies (``cossin`` outputs twice as many columns).
+        Number of random frequencies (``n_components_counts = "frequencies"``):
+        ``cossin`` outputs twice as many columns.
     sigma : float or {"median", "mean"}
         Bandwidth of exp(-||x - y||^2 / (2 sigma^2)), or a rule computed on the training rows.
     variant : {"cos", "cossin"}
@@ -220,7 +212,8 @@ class StructuredOrthogonalRandomFeatures(_OrthogonalBase):
     Parameters
     ----------
     n_components : int
-        Number of random frequencies (``cossin`` outputs twice as many columns).
+        Number of random frequencies (``n_components_counts = "frequencies"``):
+        ``cossin`` outputs twice as many columns.
     sigma : float or {"median", "mean"}
         Bandwidth of exp(-||x - y||^2 / (2 sigma^2)), or a rule computed on the training rows.
     variant : {"cos", "cossin"}

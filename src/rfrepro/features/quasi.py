@@ -7,10 +7,9 @@ import inspect
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc
-from sklearn.utils import check_random_state
 
-from rfrepro.features._base import check_positive_int, options
-from rfrepro.features.rff import VARIANTS, RandomFourierFeatures
+from rfrepro.features._base import options
+from rfrepro.features.rff import RandomFourierFeatures
 from rfrepro.features.sampling import SPECTRAL_KERNELS
 
 SEQUENCES = ("sobol", "halton")
@@ -78,7 +77,8 @@ class QuasiRandomFourierFeatures(RandomFourierFeatures):
     Parameters
     ----------
     n_components : int
-        Number of frequencies (sequence points).
+        Number of frequencies (sequence points; ``n_components_counts =
+        "frequencies"``): ``2 * n_components`` output columns for ``"cossin"``.
     kernel : {"gaussian", "laplacian"}
     sigma : float or {"median", "mean"}
     variant : {"cos", "cossin"}
@@ -123,19 +123,12 @@ class QuasiRandomFourierFeatures(RandomFourierFeatures):
         self.sequence = sequence
 
     def _fit(self, X):
-        n_freq = check_positive_int(self.n_components, "n_components")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        n_freq = int(self.n_components)
+        rng = self._rng_and_sigma(X, self.kernel)
         d = X.shape[1]
         with_phase = self.variant == "cos"
         u = low_discrepancy_points(self.sequence, d + 1 if with_phase else d, n_freq, rng)
         W = spectral_inverse_cdf(self.kernel, u[:, :d]).T / self.sigma_
         self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
-        if with_phase:
-            self.random_offset_ = (2.0 * np.pi * u[:, d]).astype(X.dtype)
-            self.n_features_out_ = n_freq
-        else:
-            self.n_features_out_ = 2 * n_freq
+        self._fourier_outputs(n_freq, X.dtype, offset=2.0 * np.pi * u[:, d] if with_phase else None)
         return self

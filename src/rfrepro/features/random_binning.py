@@ -5,7 +5,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfrepro.features import _cost
@@ -14,7 +13,6 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 
@@ -262,7 +260,10 @@ class RandomBinning(FeatureMap):
     Parameters
     ----------
     n_components : int
-        R, the number of random grids (non-zeros per training row).
+        R, the number of random grids (non-zeros per training row): the map's
+        random draws, as an RFF's frequencies (``n_components_counts =
+        "frequencies"``); the output columns are the occupied bins of all grids
+        (``n_features_out_``, known only after the fit).
     kernel : {"laplacian"}
         The kernel approximated (random binning here is for the Laplacian).
     sigma : float or {"median", "mean"}
@@ -320,6 +321,7 @@ class RandomBinning(FeatureMap):
     """
 
     recorded_attributes = ("n_features_out_", "bins_per_grid_", "kappa_")
+    n_components_counts = "frequencies"
 
     _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(["laplacian"]), "sigma": SIGMA,
         "random_state": RANDOM_STATE}
@@ -336,12 +338,10 @@ class RandomBinning(FeatureMap):
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit the grids on X and return its features, from the same single pass over the data."""
+        self._validate_params()  # as FeatureMap.fit, which this replaces
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
-        R = check_positive_int(self.n_components, "n_components")
-        if self.kernel != "laplacian":
-            raise ValueError(f"kernel={self.kernel!r}; RandomBinning approximates the 'laplacian' kernel only")
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, "laplacian")
+        R = int(self.n_components)
+        rng = self._rng_and_sigma(X, "laplacian")
         n, d = X.shape
         self.widths_ = rng.gamma(shape=2.0, scale=self.sigma_, size=(R, d))
         self.offsets_ = rng.uniform(0.0, 1.0, size=(R, d)) * self.widths_

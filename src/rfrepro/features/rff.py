@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
 from rfrepro.features._base import (
@@ -11,11 +10,10 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features._trig import project_fourier_into
-from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies, sample_offsets
+from rfrepro.features.sampling import SPECTRAL_KERNELS, sample_frequencies
 
 VARIANTS = ("cos", "cossin")
 
@@ -51,7 +49,9 @@ class RandomFourierFeatures(DenseFourierTransform, FeatureMap):
     Parameters
     ----------
     n_components : int
-        Number of random frequencies.
+        Number of random frequencies (``n_components_counts = "frequencies"``):
+        the output has ``n_components`` columns for ``"cos"``, ``2 * n_components``
+        for ``"cossin"``.
     kernel : {"gaussian", "laplacian"}
         Shift-invariant kernel whose spectral density the frequencies follow.
     sigma : float or {"median", "mean"}
@@ -80,6 +80,7 @@ class RandomFourierFeatures(DenseFourierTransform, FeatureMap):
 
     _parameter_constraints: dict = {"n_components": POSITIVE_INT, "kernel": options(SPECTRAL_KERNELS), "sigma": SIGMA,
         "variant": options(VARIANTS), "random_state": RANDOM_STATE}
+    n_components_counts = "frequencies"
 
     def __init__(
         self,
@@ -97,18 +98,11 @@ class RandomFourierFeatures(DenseFourierTransform, FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        n_freq = check_positive_int(self.n_components, "n_components")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        n_freq = int(self.n_components)
+        rng = self._rng_and_sigma(X, self.kernel)
         W = sample_frequencies(self.kernel, X.shape[1], n_freq, self.sigma_, rng)
         self.random_weights_ = np.ascontiguousarray(W, dtype=X.dtype)
-        if self.variant == "cos":
-            self.random_offset_ = sample_offsets(n_freq, rng).astype(X.dtype)
-            self.n_features_out_ = n_freq
-        else:
-            self.n_features_out_ = 2 * n_freq
+        self._fourier_outputs(n_freq, X.dtype, rng)
         return self
 
     def cost(self, n: int, dtype=np.float64) -> dict:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from rfrepro.features import _cost
@@ -16,7 +14,6 @@ from rfrepro.features._base import (
     RANDOM_STATE,
     SIGMA,
     FeatureMap,
-    check_positive_int,
     options,
 )
 from rfrepro.features._trig import cos_bias_inplace, cos_sin_into
@@ -56,7 +53,9 @@ class RFFSelection(DenseFourierTransform, FeatureMap):
     ----------
     max_components : int
         D_max, the largest number of random frequencies (an upper bound on
-        D*; the paper's D counts frequencies, its map has 2 D outputs).
+        D*; the paper's D counts frequencies, its map has 2 D outputs). The map
+        has no ``n_components``: ``max_components`` and ``n_selected_`` count
+        frequencies (``n_components_counts = "frequencies"``).
     chunk_size : int
         Frequencies drawn and tested together (the paper's n); at most
         ``max_components``. D* is a multiple of it.
@@ -148,6 +147,8 @@ class RFFSelection(DenseFourierTransform, FeatureMap):
 
     #: recorded with each run: D* (frequencies), its column count and its error
     recorded_attributes = ("n_selected_", "n_features_out_", "error_")
+    #: max_components and n_selected_ count frequencies (``cossin``: two columns each)
+    n_components_counts = "frequencies"
 
     _parameter_constraints: dict = {"max_components": POSITIVE_INT, "chunk_size": POSITIVE_INT, "n_landmarks": POSITIVE_INT,
         "eps": [Interval(Real, None, None, closed="both")],  # -inf: never stop early
@@ -181,39 +182,19 @@ class RFFSelection(DenseFourierTransform, FeatureMap):
         self.random_state = random_state
 
     def _check_params(self, n_rows: int) -> tuple[int, int, int, float, int]:
-        d_max = check_positive_int(self.max_components, "max_components")
-        chunk = check_positive_int(self.chunk_size, "chunk_size")
-        m = check_positive_int(self.n_landmarks, "n_landmarks")
-        iter_max = check_positive_int(self.iter_max, "iter_max")
+        """What the declared constraints cannot say: chunk_size against max_components, landmarks against rows."""
+        d_max, chunk, m = int(self.max_components), int(self.chunk_size), int(self.n_landmarks)
         if chunk > d_max:
             raise ValueError(f"chunk_size={chunk} exceeds max_components={d_max}")
         if m > n_rows:  # as scikit-learn's Nystroem: every row becomes a landmark, with a warning
             warnings.warn(f"n_landmarks={m} exceeds the number of rows, n_samples = {n_rows}: "
                           f"using all {n_rows} rows as landmarks", stacklevel=4)
             m = n_rows
-        if (
-            isinstance(self.eps, bool)
-            or not isinstance(self.eps, numbers.Real)
-            or np.isnan(self.eps)
-        ):
-            raise ValueError(f"eps must be a real number, got {self.eps!r}")
-        if self.error_scale not in ERROR_SCALES:
-            raise ValueError(
-                f"error_scale={self.error_scale!r}; valid values: {', '.join(ERROR_SCALES)}"
-            )
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant={self.variant!r}; valid variants: {', '.join(VARIANTS)}")
-        if self.kernel not in SPECTRAL_KERNELS:
-            raise ValueError(
-                f"kernel={self.kernel!r} is not shift-invariant; valid kernels: "
-                f"{', '.join(SPECTRAL_KERNELS)}"
-            )
-        return d_max, chunk, m, float(self.eps), iter_max
+        return d_max, chunk, m, float(self.eps), int(self.iter_max)
 
     def _fit(self, X):
         d_max, chunk, m, eps, iter_max = self._check_params(X.shape[0])
-        rng = check_random_state(self.random_state)
-        self.sigma_ = self._resolve_sigma(X, self.kernel)
+        rng = self._rng_and_sigma(X, self.kernel)
         # float64 throughout the fit: the error is a difference of nearly equal terms
         X64 = X.astype(np.float64, copy=False)
         L = np.sort(rng.choice(X.shape[0], m, replace=False))

@@ -72,10 +72,11 @@ def _gram_times(F: np.ndarray, Y: np.ndarray) -> np.ndarray:
 class _TEFM(ProjectedRKS):
     """Shared fit of TEFM-G and TEFM-S; subclasses implement ``_sketch(F, l, rng)`` -> Y."""
 
+    n_components_counts = "columns"
+
     def _fit_basis(self, X) -> tuple[np.ndarray, np.ndarray | None]:
         """Draw the RKS map and fit Q; return the training features F (n x d) and, when l >= n,
         their first ``rank_`` output columns F Q (else None)."""
-        self._check_sketch_params()
         rng = check_random_state(self.random_state)
         n_up = self._fit_rks(X, rng).n_features_out_
         n_out = int(self.n_components)
@@ -105,6 +106,7 @@ class _TEFM(ProjectedRKS):
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return F Q, reusing the training features F instead of recomputing them."""
+        self._validate_params()  # as FeatureMap.fit, which this replaces
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
         F, coords = self._fit_basis(X)
         out = np.empty((F.shape[0], self.n_features_out_), dtype=F.dtype)
@@ -129,9 +131,6 @@ class _TEFM(ProjectedRKS):
             out[:, :rank] = F @ Q
             out[:, rank:] = 0
 
-    def _check_sketch_params(self):
-        pass
-
     def _sketch(self, F, n_out, rng):  # pragma: no cover - abstract
         raise NotImplementedError
 
@@ -145,7 +144,7 @@ class TEFMG(_TEFM):
     Parameters
     ----------
     n_components : int
-        l, the number of output features.
+        l, the number of output columns (``n_components_counts = "columns"``).
     n_up_components : int or None, default None
         Frequencies of the inner RKS map (its d features must be ``>= l``);
         None: d = 4 l, as in the paper's experiments.
@@ -224,10 +223,6 @@ class TEFMG(_TEFM):
         self.variant = variant
         self.random_state = random_state
 
-    def _check_sketch_params(self):
-        if isinstance(self.q, bool) or not isinstance(self.q, (int, np.integer)) or self.q < 0:
-            raise ValueError(f"q must be a non-negative integer, got {self.q!r}")
-
     def _sketch(self, F, n_out, rng):
         Y = np.zeros((F.shape[1], n_out), dtype=F.dtype)
         for rows in row_chunks(F.shape[0], n_out):
@@ -249,7 +244,7 @@ class TEFMS(_TEFM):
     Parameters
     ----------
     n_components : int
-        l, the number of output features.
+        l, the number of output columns (``n_components_counts = "columns"``).
     n_up_components : int or None, default None
         Frequencies of the inner RKS map (its d features must be ``>= l``);
         None: d = 4 l, as in the paper's experiments.

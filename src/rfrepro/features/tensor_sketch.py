@@ -22,14 +22,12 @@ from sklearn.utils import check_random_state
 
 from rfrepro.features import _cost
 from rfrepro.features._base import (
-    NONNEGATIVE_REAL,
+    FINITE_NONNEGATIVE_REAL,
     POSITIVE_INT,
     RANDOM_STATE,
     FeatureMap,
-    check_positive_int,
     row_chunks,
 )
-from rfrepro.features.maclaurin import check_polynomial
 
 
 class TensorSketch(FeatureMap):
@@ -38,7 +36,8 @@ class TensorSketch(FeatureMap):
     Parameters
     ----------
     n_components : int
-        Output dimension D (any positive integer; the FFT length).
+        Output dimension D = output columns (``n_components_counts = "columns"``;
+        any positive integer; the FFT length).
     degree : int
         r, the polynomial degree (the number of count sketches).
     offset : float
@@ -68,8 +67,9 @@ class TensorSketch(FeatureMap):
     (4, 16)
     """
 
-    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "degree": POSITIVE_INT, "offset": NONNEGATIVE_REAL,
+    _parameter_constraints: dict = {"n_components": POSITIVE_INT, "degree": POSITIVE_INT, "offset": FINITE_NONNEGATIVE_REAL,
         "random_state": RANDOM_STATE}
+    n_components_counts = "columns"
 
     def __init__(self, n_components: int = 100, *, degree: int = 2, offset: float = 1.0, random_state=None):
         self.n_components = n_components
@@ -78,8 +78,7 @@ class TensorSketch(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X):
-        D = check_positive_int(self.n_components, "n_components")
-        r, q = check_polynomial(self.degree, self.offset)
+        D, r, q = int(self.n_components), int(self.degree), float(self.offset)
         rng = check_random_state(self.random_state)
         d = X.shape[1] + (q > 0)
         self.index_hash_ = rng.randint(D, size=(r, d))

@@ -25,8 +25,9 @@ def _spectral_norm_sym(matvec, n: int, dtype=np.float64, seed: int = 0) -> float
 class KernelReference:
     """The exact kernel on a fixed sample with its norms, computed once and reused.
 
-    ``K`` is the n x n exact kernel of the evaluation sample; ``fro`` and
-    ``spec`` are its Frobenius and spectral norms.
+    ``K`` is the n x n exact kernel of the evaluation sample (or, by
+    :meth:`from_block`, a rectangular block of it); ``fro`` and ``spec`` are its
+    Frobenius and spectral norms.
     """
 
     K: np.ndarray
@@ -39,6 +40,13 @@ class KernelReference:
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"K must be square, got shape {K.shape}")
         return cls(K, float(np.linalg.norm(K)), _spectral_norm_sym(lambda v: K @ v, K.shape[0]))
+
+    @classmethod
+    def from_block(cls, K: np.ndarray) -> KernelReference:
+        """A rectangular block of the exact kernel (e.g. training rows x held-out rows), for
+        :func:`cross_kernel_errors`."""
+        K = np.asarray(K, dtype=np.float64)
+        return cls(K, float(np.linalg.norm(K)), _spectral_norm_rect(K))
 
 
 def _used_columns(Z) -> sp.csr_matrix:
@@ -146,3 +154,33 @@ def kernel_spectra(ref: KernelReference, Z, k: int) -> dict[str, list[float]]:
     approx = np.linalg.eigvalsh(G)[::-1][:k]
     approx = np.concatenate([approx, np.zeros(max(0, k - approx.size))])
     return {"spectrum_exact": exact.tolist(), "spectrum_approx": approx.tolist()}
+
+
+
+def _spectral_norm_rect(A: np.ndarray) -> float:
+    """||A||_2 of a rectangular A: the square root of the largest eigenvalue of the smaller Gram.
+
+    The Gram is formed once (one BLAS product), so the Lanczos iterations
+    multiply by a small square matrix; its largest eigenvalue is computed to
+    its own relative precision, so the square root loses nothing there.
+    """
+    G = A.T @ A if A.shape[0] >= A.shape[1] else A @ A.T
+    return float(np.sqrt(_spectral_norm_sym(lambda v: G @ v, G.shape[0])))
+
+
+def cross_kernel_errors(ref: KernelReference, Z_rows, Z_cols) -> dict[str, float]:
+    """Relative errors of the approximation ``Z_rows Z_cols^T`` of a rectangular block ``ref.K`` of the kernel.
+
+    The train x test block is what a model's predictions use: for held-out
+    columns its error says how well the map extends to points it was not
+    fitted on. Returns ``kerr_cross_fro`` = ||K - Z_r Z_c^T||_F / ||K||_F and
+    ``kerr_cross_spec`` = ||K - Z_r Z_c^T||_2 / ||K||_2. The residual is
+    formed whole (rows x cols values); a sparse Z stays sparse until the product.
+    """
+    K = ref.K
+    if (Z_rows.shape[0], Z_cols.shape[0]) != K.shape:
+        raise ValueError(f"Z blocks give {Z_rows.shape[0]} x {Z_cols.shape[0]} but K is {K.shape[0]} x {K.shape[1]}")
+    P = Z_rows @ Z_cols.T
+    E = K - (P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64))
+    return {"kerr_cross_fro": float(np.linalg.norm(E)) / ref.fro,
+            "kerr_cross_spec": _spectral_norm_rect(E) / ref.spec}

@@ -16,3 +16,7 @@ from rfrepro.models.block_diag import BlockDiag  # noqa: E402
 from rfrepro.models.kernel_ridge import ExactKernelRidge  # noqa: E402
 
 __all__ += ["BlockDiag", "ExactKernelRidge"]
+
+from rfrepro.models.primal_svm import PrimalLinearSVM  # noqa: E402
+
+__all__ += ["PrimalLinearSVM"]

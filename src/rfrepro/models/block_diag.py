@@ -15,7 +15,6 @@ from rfrepro.features._base import (
     POSITIVE_REAL,
     RANDOM_STATE,
     SIGMA,
-    check_positive_int,
     options,
 )
 from rfrepro.kernels import kernel_matrix
@@ -112,20 +111,17 @@ class BlockDiag(TaskMixin, BaseEstimator):
         self.kmeans_max_iter = kmeans_max_iter
 
     def fit(self, X, y):
+        self._validate_params()  # the declared _parameter_constraints, one line naming the parameter
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True,
                              y_numeric=not self._is_classifier())
         lam = _check_lam(self.lam)
-        if self.kernel not in ("gaussian", "laplacian"):
-            raise ValueError(f"kernel={self.kernel!r}; valid kernels: gaussian, laplacian")
         X = np.asarray(X, dtype=np.float64)
         T = self._encode(y)
         self.intercept_ = T.mean(axis=0) if self.fit_intercept else np.zeros(T.shape[1])
         k = self._block_count(X.shape[0])
         seed = check_random_state(self.random_state).randint(2**31 - 1)
-        if self.kmeans_init not in ("k-means++", "random"):
-            raise ValueError(f"kmeans_init={self.kmeans_init!r}; valid: k-means++, random")
         km = KMeans(n_clusters=k, n_init=1, init=self.kmeans_init,
-                    max_iter=check_positive_int(self.kmeans_max_iter, "kmeans_max_iter"), random_state=seed).fit(X)
+                    max_iter=int(self.kmeans_max_iter), random_state=seed).fit(X)
         self.centers_ = km.cluster_centers_
         labels = km.labels_
         sizes = np.bincount(labels, minlength=k)
@@ -147,11 +143,11 @@ class BlockDiag(TaskMixin, BaseEstimator):
             raise ValueError(f"give exactly one of block_size and n_blocks, got block_size={self.block_size!r}, "
                              f"n_blocks={self.n_blocks!r}")
         if self.n_blocks is not None:
-            k = check_positive_int(self.n_blocks, "n_blocks")
+            k = int(self.n_blocks)
             if k > n:
                 raise ValueError(f"n_blocks={k} exceeds the {n} training rows")
             return k
-        return int(np.ceil(n / check_positive_int(self.block_size, "block_size")))
+        return int(np.ceil(n / int(self.block_size)))
 
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)

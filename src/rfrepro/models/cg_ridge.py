@@ -14,7 +14,6 @@ from rfrepro.features._base import (
     NONNEGATIVE_REAL,
     POSITIVE_INT,
     POSITIVE_REAL,
-    check_positive_int,
     options,
 )
 from rfrepro.jit import threaded_and_serial
@@ -519,14 +518,13 @@ class CGRidge(TaskMixin, BaseEstimator):
         self.solve_in = solve_in
 
     def fit(self, X, y):
+        self._validate_params()  # the declared _parameter_constraints, one line naming the parameter
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
                              multi_output=True, y_numeric=not self._is_classifier())
         lam = _check_lam(self.lam)
-        maxiter = check_positive_int(self.maxiter, "maxiter")
-        if not (np.isfinite(self.tol) and self.tol > 0):
+        maxiter = int(self.maxiter)
+        if not np.isfinite(self.tol):  # the declared constraint says > 0 and lets inf through
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if self.solve_in not in ("auto", "primal", "rows"):
-            raise ValueError(f"solve_in={self.solve_in!r}; valid: auto, primal, rows")
         # one float64 copy of the values (if float32): mixed-dtype products would upcast per iteration
         Z = X.astype(np.float64, copy=False)
         T = self._encode(y)

@@ -54,7 +54,6 @@ from rfrepro.features._base import (
     NONNEGATIVE_REAL,
     POSITIVE_INT,
     RANDOM_STATE,
-    check_positive_int,
     options,
 )
 from rfrepro.models._task import TASKS, TaskMixin
@@ -382,19 +381,15 @@ class ParallelRCD(TaskMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
+        self._validate_params()  # the declared _parameter_constraints, one line naming the parameter
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32],
                              multi_output=True, y_numeric=not self._is_classifier())
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss={self.loss!r}; valid losses: {', '.join(LOSSES)}")
-        if self.step not in STEPS:
-            raise ValueError(f"step={self.step!r}; valid steps: {', '.join(STEPS)}")
         if self.loss == "squared_hinge" and not self._is_classifier():
             raise ValueError("loss='squared_hinge' needs a classification task")
         lam = float(self.lam)
-        if not (np.isfinite(lam) and lam >= 0):
+        if not np.isfinite(lam):  # the declared constraint says >= 0 and lets inf through
             raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}")
-        threads = check_positive_int(self.n_threads, "n_threads")
-        max_epochs = check_positive_int(self.max_epochs, "max_epochs")
+        threads, max_epochs = int(self.n_threads), int(self.max_epochs)
         T = self._encode(y)
         rng = check_random_state(self.random_state)
         hinge = self.loss == "squared_hinge"

@@ -149,7 +149,23 @@ def _labels(scores: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return classes[np.argmax(scores, axis=1)]
 
 
-class LinearSVM(ClassifierMixin, BaseEstimator):
+class LinearScores:
+    """Scores and labels of a fitted linear classifier (``coef_``, ``intercept_``, ``classes_``), one
+    column per one-vs-rest problem; dense rows or CSR."""
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        scores = _scores(X, self.coef_, self.intercept_)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return _labels(_scores(X, self.coef_, self.intercept_), self.classes_)
+
+
+class LinearSVM(LinearScores, ClassifierMixin, BaseEstimator):
     """Linear SVM: liblinear's problem and algorithm (dual coordinate descent), no bias by default.
 
     Parameters
@@ -357,17 +373,6 @@ class LinearSVM(ClassifierMixin, BaseEstimator):
             error += np.mean(_labels(_scores(X, coef, intercept, va), np.arange(self.classes_.size)) != codes[va])
         duals[lam] = fold_duals
         return float(error / len(folds))
-
-    def decision_function(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        scores = _scores(X, self.coef_, self.intercept_)
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        return _labels(_scores(X, self.coef_, self.intercept_), self.classes_)
 
 
 class KernelSVM(ClassifierMixin, BaseEstimator):

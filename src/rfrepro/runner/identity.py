@@ -33,6 +33,7 @@ NOT_IDENTITY = (
     "arm",              # the sweep's label for the run
     "study.title",      # prose
     "deviations",       # prose: the study's declared differences from the paper
+    "deviations_shared",  # prose: the differences its shared defaults declare (leaderboard/_base)
     "sweep",            # the grid a run was expanded from (the run's own values are in the config)
     "smoke_sweep",
     "hydra",

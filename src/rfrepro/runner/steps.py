@@ -7,8 +7,11 @@ A run is a short list of named steps, each with one owner:
    cross-validated sigma / lambda where the study asks for it;
 3. :func:`featurize`: fit the map once and transform each split once
    (or load it from :class:`rfrepro.runner.fits.SharedFits`);
-4. :func:`kernel_error` of the map on fixed training rows (when asked);
-5. :func:`fit_and_score` the model;
+4. :func:`kernel_error` of the map on fixed training rows, or
+   :func:`heldout_kernel_error` on test rows no map was fitted on and their
+   train x test block (when asked);
+5. :func:`fit_and_score` the model, and the final fit at the chosen lambda
+   timed apart from the lambda search (when asked);
 6. :func:`roofline`: the timed transforms against the host's peak rates;
 7. :func:`execute` runs them in order and returns the record's body.
 
@@ -18,6 +21,7 @@ and the record file.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import warnings
 from contextlib import contextmanager
@@ -33,7 +37,13 @@ from rfrepro.data import load_dataset
 from rfrepro.features._base import fitted_summary
 from rfrepro.kernels import kernel_matrix, resolve_bandwidth
 from rfrepro.layout import ResultsLayout, study_slug
-from rfrepro.metrics import KernelReference, kernel_errors, kernel_spectra, prediction_metrics
+from rfrepro.metrics import (
+    KernelReference,
+    cross_kernel_errors,
+    kernel_errors,
+    kernel_spectra,
+    prediction_metrics,
+)
 from rfrepro.runner.env import limit_threads
 from rfrepro.runner.fits import SharedFits
 from rfrepro.runner.memory import PeakMemory
@@ -57,6 +67,11 @@ def _build(node, **extra):
     params.pop("name", None)
     params.update(extra)
     return instantiate(params)
+
+
+def _nnz(Z) -> int:
+    """Stored values of the features (a dense Z: every entry; a sparse one: its non-zeros)."""
+    return int(Z.nnz) if sp.issparse(Z) else int(np.asarray(Z).size)
 
 
 def _nbytes(Z) -> int:
@@ -142,16 +157,59 @@ def kernel_error_rows(cfg: DictConfig, n: int) -> np.ndarray:
     return np.sort(np.random.RandomState(cfg.eval.kernel_error_seed).choice(n, pts, replace=False))
 
 
+def _reference_key(X: np.ndarray, kernel: str, params: dict) -> str:
+    """The exact kernel's cache key: the evaluation rows' bytes and the kernel (rows differ per seed
+    when each seed draws its own subsample)."""
+    digest = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
+    return repr((digest, X.shape, str(X.dtype), kernel, sorted(params.items())))
+
+
 def kernel_error(run_cfg: DictConfig, ds, X, Z_rows, rows) -> dict:
     """Kernel-approximation errors (and spectra when ``eval.spectrum_k``) on ``rows`` of X."""
     params = kernel_params(run_cfg)
-    key = repr((ds.name, ds.meta.get("variant"), ds.meta.get("train_seed"), X.shape, rows.tobytes(),
-                run_cfg.kernel.name, sorted(params.items())))
-    ref = _kernel_reference(key, X[rows], run_cfg.kernel.name, params)
+    Xr = X[rows]
+    ref = _kernel_reference(_reference_key(Xr, run_cfg.kernel.name, params), Xr, run_cfg.kernel.name, params)
     out = kernel_errors(ref, Z_rows)
     k = int(run_cfg.eval.get("spectrum_k") or 0)
     if k > 0:
         out.update(kernel_spectra(ref, Z_rows, k))
+    return out
+
+
+_CROSS_CACHE: dict = {}
+
+
+def heldout_kernel_error(cfg: DictConfig, run_cfg: DictConfig, fmap, Xtr, Ztr, Xte, timer: Timer) -> dict:
+    """Kernel errors on held-out rows: the test block and the train x test block.
+
+    ``eval.kernel_error_points`` test rows (drawn with ``eval.kernel_error_seed``
+    from the run's test split, so the same rows for every map of a seed) that
+    no map saw when it was fitted: ``kerr_fro`` / ``kerr_spec`` / ``nrms`` of
+    their kernel block, and ``kerr_cross_fro`` / ``kerr_cross_spec`` of the
+    block between as many training rows (drawn the same way) and them: the
+    train x test block is what prediction uses, and a sample of its rows
+    keeps its cost that of the test block's. A data-dependent map (Nystrom, TEFM, leverage RFF, RFF selection,
+    random binning's bins) is judged on points it did not fit, as any map is.
+    ``Ztr``: the training features when the run computed them (else the
+    sampled training rows are transformed here).
+    """
+    if Xte is None:
+        raise ValueError("eval.kernel_error_split is 'test' but the dataset has no test split")
+    rows = kernel_error_rows(cfg, Xte.shape[0])
+    Xr = Xte[rows]
+    with timer("transform_kernel_rows_s"):
+        Zr = fmap.transform(Xr)
+    train_rows = kernel_error_rows(cfg, Xtr.shape[0])
+    Zt = Ztr[train_rows] if Ztr is not None else fmap.transform(Xtr[train_rows])
+    name, params = run_cfg.kernel.name, kernel_params(run_cfg)
+    X64, T64 = Xr.astype(np.float64), Xtr[train_rows].astype(np.float64)
+    out = kernel_errors(_kernel_reference(_reference_key(X64, name, params), X64, name, params), Zr)
+    key = (_reference_key(X64, name, params), _reference_key(T64, name, params))
+    if _CROSS_CACHE.get("key") != key:  # one train x test block alive: the same for every map of a seed
+        _CROSS_CACHE.clear()
+        _CROSS_CACHE.update(key=key, ref=KernelReference.from_block(kernel_matrix(name, T64, X64, **params)))
+    out.update(cross_kernel_errors(_CROSS_CACHE["ref"], Zt, Zr))
+    out["kerr_rows"] = int(rows.size)
     return out
 
 
@@ -262,6 +320,11 @@ def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tu
     warm_up(model, Ztr, ds.y_train, int(run_cfg.eval.get("warmup_rows") or 0))
     with timer("train_s"):
         model.fit(Ztr, ds.y_train)
+    if run_cfg.eval.time_final_fit:
+        final = final_model(model)
+        if final is not None:
+            with timer("final_fit_s"):
+                final.fit(Ztr, ds.y_train)
     fitted = {f"model_{a.rstrip('_')}": getattr(model, a)
               for a in getattr(model, "recorded_attributes", ())
               if hasattr(model, a)}
@@ -280,17 +343,36 @@ def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tu
     return metrics, fitted
 
 
-#: The steps :func:`time_repeats` times again: the map (fit, training transform) and the training.
-REPEATED_STEPS = ("fit_s", "transform_train_s", "fit_transform_s", "train_s")
+def final_model(model):
+    """An unfitted copy of ``model`` with its lambda fixed at the value its search chose, or None.
+
+    ``eval.time_final_fit``: the search over lambda (leave-one-out or k-fold
+    CV down a grid) is how a study picks lambda, not what a user of the map
+    pays once lambda is known; the final fit at the chosen lambda is timed on
+    its own (``final_fit_s``), from scratch, and ``train_s`` keeps the whole
+    search. None for a model without a searched ``lam`` (its ``train_s`` is
+    its one fit).
+    """
+    params = model.get_params()
+    if params.get("lam") != "cv" or getattr(model, "lam_", None) is None:
+        return None
+    return clone(model).set_params(lam=float(model.lam_))
+
+
+#: The steps :func:`time_repeats` times again: the map (fit, training transform) and the training
+#: (the final fit alone where it is timed apart from the lambda search).
+REPEATED_STEPS = ("fit_s", "transform_train_s", "fit_transform_s", "train_s", "final_fit_s")
 
 
 def time_repeats(run_cfg: DictConfig, X, y, timer: Timer, repeats: int, *, predict: bool,
-                 budget_s: float | None = None) -> dict:
+                 budget_s: float | None = None, final_lam: float | None = None) -> dict:
     """Time the map and the training up to ``repeats - 1`` more times; keep each step's fastest in ``timer``.
 
     A timing on a shared host is the step's cost plus whatever else held the
     core; the minimum over repetitions is the least disturbed one (the rule
-    of :mod:`timeit`). Each repetition fits a fresh map with the run's own
+    of :mod:`timeit`). ``final_lam``: the training repeated is the final
+    fit at that lambda (``final_fit_s``), not the lambda search, which is
+    timed once. Each repetition fits a fresh map with the run's own
     seed on the same rows, so it repeats the same computation; the scores of
     the record are those of the first. Returns every repetition's seconds
     per step (first one first), which the record keeps as ``timings_repeats``.
@@ -302,7 +384,10 @@ def time_repeats(run_cfg: DictConfig, X, y, timer: Timer, repeats: int, *, predi
     took 10 s or more was at most 1.16 times the fastest, 1.03 at the
     median), and such runs cost half of the repetitions' time there.
     """
-    steps = [k for k in REPEATED_STEPS if k in timer]
+    if final_lam is not None:  # the search is not repeated: the final fit is the training a user pays
+        steps = [k for k in REPEATED_STEPS if k in timer and k != "train_s"]
+    else:
+        steps = [k for k in REPEATED_STEPS if k in timer and k != "final_fit_s"]
     seen = {k: [timer[k]] for k in steps}
     if budget_s is not None and sum(timer[k] for k in steps) >= budget_s:
         return seen
@@ -311,7 +396,9 @@ def time_repeats(run_cfg: DictConfig, X, y, timer: Timer, repeats: int, *, predi
         _, Z, _ = featurize(run_cfg, X, y, t, transform_train=predict)
         if predict:
             model = _build(run_cfg.model)
-            with t("train_s"):
+            if final_lam is not None:
+                model.set_params(lam=final_lam)
+            with t("final_fit_s" if final_lam is not None else "train_s"):
                 model.fit(Z, y)
         del Z
         for k in steps:
@@ -413,8 +500,11 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run",
             rec["fit_shared_from"] = fit_source
         rec["fitted"].update(fitted_summary(fmap))
         if predict:
-            rec["memory"] = {"feature_bytes": _nbytes(Ztr)}
-        if cfg.eval.kernel_error:
+            rec["memory"] = {"feature_bytes": _nbytes(Ztr), "feature_nnz": _nnz(Ztr)}
+        if cfg.eval.kernel_error and cfg.eval.kernel_error_split == "test":
+            with timer("kernel_error_s"):
+                rec["metrics"].update(heldout_kernel_error(cfg, run_cfg, fmap, Xtr, Ztr, ds.X_test, timer))
+        elif cfg.eval.kernel_error:
             rows = kernel_error_rows(cfg, Xtr.shape[0])
             with timer("kernel_error_s"):
                 if Ztr is not None:
@@ -435,15 +525,18 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run",
         repeats = int(cfg.eval.get("time_repeats") or 1)
         if repeats > 1 and fit_source is None:
             budget = cfg.eval.get("time_repeats_budget_s")
+            final_lam = rec["fitted"].get("model_lam") if "final_fit_s" in timer else None
             rec["timings_repeats"] = time_repeats(run_cfg, Xtr, ds.y_train, timer, repeats, predict=predict,
-                                                  budget_s=None if budget is None else float(budget))
+                                                  budget_s=None if budget is None else float(budget),
+                                                  final_lam=None if final_lam is None else float(final_lam))
         timer["total_s"] = time.perf_counter() - t_start
         if fit_source is not None:  # as if this run had fitted its map: the fit's time, not the load's
             timer["total_s"] += timer["fit_s"] - timer["fit_load_s"]
         rec["threads"] = threads.report()
     rec["timings"] = dict(timer)
     n_rows = {"train": Xtr.shape[0], "test": 0 if ds.X_test is None else ds.X_test.shape[0],
-              "kernel_rows": len(kernel_error_rows(cfg, Xtr.shape[0])) if cfg.eval.kernel_error else 0}
+              "kernel_rows": int(rec["metrics"].get("kerr_rows", 0)) if "kerr_rows" in rec["metrics"]
+              else len(kernel_error_rows(cfg, Xtr.shape[0])) if cfg.eval.kernel_error else 0}
     rec["roofline"] = roofline(fmap, n_rows, rec["timings"], dtype, host_peaks)
     if caught:
         rec["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})

@@ -125,8 +125,18 @@ def max_jobs(name: str, *, smoke: bool = False, extra: list[str] | None = None) 
     return value
 
 
+def _skipped(point: dict, skip: dict) -> bool:
+    """True when ``point`` has, for some key of ``skip``, one of the values listed there."""
+    return any(point.get(k) in (v if isinstance(v, list) else [v]) for k, v in skip.items())
+
+
 def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) -> list[Job]:
-    """The runs of experiment ``name`` as override lists (deterministic order)."""
+    """The runs of experiment ``name`` as override lists (deterministic order).
+
+    ``sweep.per_dataset.<name>``: for the grid points of that dataset,
+    ``overrides`` applied before the arm's own, and ``skip`` (key -> values)
+    the points left out, e.g. the budgets a dataset has too few rows for.
+    """
     extra = list(extra or [])
     head = [f"experiment={name}", f"smoke={_fmt(smoke)}"]
     spec = copy.deepcopy(_sweep_spec(name, smoke, tuple(extra)))
@@ -135,6 +145,7 @@ def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) ->
     smoke_grid = smoke_cfg.get("grid") or {}
     head += list(smoke_cfg.get("overrides") or [])
     arms = sweep.get("arms") or {"default": {}}
+    per_dataset = sweep.get("per_dataset") or {}
     jobs = []
     for arm, spec in arms.items():
         spec = spec or {}
@@ -142,8 +153,13 @@ def expand(name: str, *, smoke: bool = False, extra: list[str] | None = None) ->
         grid = {k: smoke_grid.get(k, v) for k, v in grid.items()}
         keys = list(grid)
         for values in itertools.product(*(grid[k] for k in keys)):
-            point = [f"{k}={_fmt(v)}" for k, v in zip(keys, values)]
-            jobs.append(Job(arm, head + list(spec.get("overrides") or []) + point + [f"arm={arm}"] + extra))
+            picked = dict(zip(keys, values))
+            own = per_dataset.get(str(picked.get("dataset")), {}) or {}
+            if _skipped(picked, own.get("skip") or {}):
+                continue
+            point = [f"{k}={_fmt(v)}" for k, v in picked.items()]
+            jobs.append(Job(arm, head + list(own.get("overrides") or []) + list(spec.get("overrides") or [])
+                            + point + [f"arm={arm}"] + extra))
     # dataset-major, then seed: consecutive runs share a loaded dataset, a training sample and
     # its cached kernels (the order changes no result: each run has its own identity)
     def locality(job: Job):

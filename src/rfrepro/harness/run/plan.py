@@ -161,12 +161,19 @@ def save_plan(name: str, planned: list[Planned], root: str | Path, *, smoke: boo
 
 
 def deviations(cfg) -> list[dict]:
-    """A composed study config's declared ``deviations:`` as a list of {what, why, effect} (none: [])."""
+    """A composed study config's declared deviations as a list of {what, why, effect} (none: []).
+
+    ``deviations_shared:`` (those a shared defaults file declares for every study that uses it:
+    Hydra replaces a list, it does not extend one) come first, then the study's own ``deviations:``.
+    """
     from omegaconf import OmegaConf
 
-    if cfg is None or cfg.get("deviations") is None:
+    if cfg is None:
         return []
-    devs = OmegaConf.to_container(cfg.get("deviations"), resolve=False)
+    devs = []
+    for key in ("deviations_shared", "deviations"):
+        if cfg.get(key) is not None:
+            devs += OmegaConf.to_container(cfg.get(key), resolve=False)
     return [d if isinstance(d, dict) else {"what": str(d)} for d in devs]
 
 
