@@ -42,6 +42,7 @@ HOW = {
     f"{PY} scripts/bench_features.py --d 1024": ("as is", ("slow",)),  # --quick would override --d
     f"{PY} scripts/bench_kernel_errors.py": (QUICK, ()),
     f"{PY} scripts/bench_svm.py": (QUICK, ()),
+    f"{PY} scripts/bench_svm.py --only primal": (QUICK, ()),
     f"{PY} scripts/bench_leverage.py": (QUICK, ()),
     f"{PY} scripts/bench_wu.py --only l1": (QUICK, ()),
     f"{PY} scripts/bench_wu.py --only cg": (QUICK, ("slow",)),  # about 50 s even quick
