@@ -455,6 +455,45 @@ def test_kernel_errors_at_the_rounding_floor_are_left_out_of_the_ratios():
     assert c["verdict"] == "pass"
 
 
+def _two_readings(held_out: float, train: float) -> pd.DataFrame:
+    """TEFM-G's kernel error ``held_out`` (test rows) and ``train`` (training rows) times RKS [cos, sin]'s."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for seed in range(8):
+        base = 0.1 * (1 + 0.05 * rng.standard_normal())
+        for arm, f in (("tefm_g", 1.0), ("rks_cossin", 0.0)):
+            jitter = 1 + 0.02 * rng.standard_normal() * f
+            rows.append({"status": "ok", "dataset.name": "x", "arm": arm, "seed": seed, "fitted.n_features_out": 256,
+                         "dataset.n_train": 4096, "metrics.error": 0.1,
+                         "metrics.kerr_spec": base * (held_out if f else 1.0) * jitter,
+                         "metrics.train_kerr_spec": base * (train if f else 1.0) * jitter})
+    return pd.DataFrame(rows)
+
+
+def _c11_vs_cossin(table: pd.DataFrame) -> dict:
+    (c,) = [c for c in by_cause(common.cross_claims(table, ("C1.1",))) if c["id"] == "X-C1.1-tefm_g-vs-rks_cossin"]
+    check_claims([c])
+    return c
+
+
+def test_a_kernel_error_claim_is_judged_on_held_out_and_on_training_rows():
+    # half the error on the rows TEFM was fitted on, none of it held out: the verdict depends on the rows read
+    c = _c11_vs_cossin(_two_readings(held_out=0.85, train=0.5))
+    assert c["verdict"] == "inconclusive" and "fail_kind" not in c
+    assert c["measured_verdict"] == "fail" and c["reason"].startswith("depends on the reading of the rows")
+    assert {k: r["verdict"] for k, r in c["readings"].items()} == {"held-out rows": "fail", "training rows": "pass"}
+    assert c["readings"]["training rows"]["estimate"] == pytest.approx(0.5, rel=0.05)
+    assert "metrics.train_kerr_spec" in c["readings"]["training rows"]["statistic"]
+    # both readings agree: the paper's own baseline, so a disagreement that says both readings fail
+    c = _c11_vs_cossin(_two_readings(held_out=0.9, train=0.9))
+    assert c["verdict"] == "fail" and c["fail_kind"] == "disagreement" and "every reading fails" in c["evidence"]
+    c = _c11_vs_cossin(_two_readings(held_out=0.5, train=0.5))
+    assert c["verdict"] == "pass" and c["estimate"] == pytest.approx(0.5, rel=0.05)
+    # records without the training-row reading (eval.kernel_error_split = train) are judged on theirs alone
+    c = _c11_vs_cossin(_two_readings(held_out=0.9, train=0.5).drop(columns="metrics.train_kerr_spec"))
+    assert c["verdict"] == "fail" and "readings" not in c
+
+
 def test_make_leaderboard_runs_every_kernel_and_reports_from_the_results_folder():
     import shutil
     import subprocess

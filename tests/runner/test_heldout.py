@@ -28,6 +28,26 @@ def test_nystrom_with_every_training_row_is_exact_on_training_rows_but_not_on_he
     # the train x test block is exact: with every training row a landmark, Z_train Z_test^T = K_nn K_nn^-1 K_nt
     assert held_out["kerr_cross_fro"] < 1e-6
     assert held_out["kerr_rows"] == 300 and "kerr_cross_fro" not in on_train
+    # beside the held-out errors, the training rows' own block: the reading of a paper that measures there
+    assert held_out["train_kerr_fro"] < 1e-6 and "train_kerr_fro" not in on_train
+
+
+def test_training_row_errors_beside_held_out_ones_are_those_of_the_training_reading():
+    from rfrepro.runner import steps
+
+    rf = ["method=rks_cossin", "method.n_components=64"]
+    on_train = _run(rf + ["eval.kernel_error_split=train"])["metrics"]
+    assert len(steps._KREF_CACHE) == 1  # one run's blocks only
+    held_out = _run(rf + ["eval.kernel_error_split=test"])["metrics"]
+    assert len(steps._KREF_CACHE) == 3  # test, train and train x test blocks; the previous run's are gone
+    # the same 300 training rows (eval.kernel_error_seed) and the same map: the same numbers
+    for k in ("kerr_fro", "kerr_spec"):
+        assert held_out[f"train_{k}"] == pytest.approx(on_train[k], rel=1e-10)
+    assert held_out["kerr_fro"] != pytest.approx(held_out["train_kerr_fro"], rel=1e-3)  # other rows
+    steps._KREF_CACHE.clear()  # built afresh, the blocks give the same errors as the reused ones
+    again = _run(rf + ["eval.kernel_error_split=test"])["metrics"]
+    for k in ("kerr_fro", "kerr_spec", "kerr_cross_fro", "kerr_cross_spec", "train_kerr_fro"):
+        assert again[k] == pytest.approx(held_out[k], rel=1e-12)
 
 
 def test_cross_block_error_matches_a_direct_computation():

@@ -8,8 +8,8 @@ A run is a short list of named steps, each with one owner:
 3. :func:`featurize`: fit the map once and transform each split once
    (or load it from :class:`rfrepro.runner.fits.SharedFits`);
 4. :func:`kernel_error` of the map on fixed training rows, or
-   :func:`heldout_kernel_error` on test rows no map was fitted on and their
-   train x test block (when asked);
+   :func:`heldout_kernel_error` on test rows no map was fitted on, their
+   train x test block and, beside them, the training rows' own block (when asked);
 5. :func:`fit_and_score` the model, and the final fit at the chosen lambda
    timed apart from the lambda search (when asked);
 6. :func:`roofline`: the timed transforms against the host's peak rates;
@@ -141,15 +141,31 @@ def kernel_params(run_cfg: DictConfig) -> dict:
     return params
 
 
-_KREF_CACHE: dict[str, KernelReference] = {}
+#: The exact kernel blocks of the last run's kernel errors, by key (:func:`_reference_key`): every map of a
+#: seed is evaluated on the same rows, so the blocks are computed once per process and seed.
+_KREF_CACHE: dict[tuple, KernelReference] = {}
 
 
-def _kernel_reference(key: str, X: np.ndarray, kernel: str, params: dict) -> KernelReference:
-    """The exact K of the evaluation rows: computed once per process and reused."""
-    if key not in _KREF_CACHE:
-        _KREF_CACHE.clear()  # keep at most one n x n matrix alive
-        _KREF_CACHE[key] = KernelReference.from_matrix(kernel_matrix(kernel, X.astype(np.float64), **params))
-    return _KREF_CACHE[key]
+def _kernel_references(blocks: dict[str, tuple]) -> dict[str, KernelReference]:
+    """The exact kernel blocks a run's errors need, by name, each given as ``(key, build)``.
+
+    A block is built (``build()``) only when the previous run did not need
+    the same key; the cache keeps only this run's blocks, so at most one
+    run's worth of n x n matrices stays alive.
+    """
+    keys = {key for key, _ in blocks.values()}
+    for stale in [k for k in _KREF_CACHE if k not in keys]:
+        del _KREF_CACHE[stale]
+    for key, build in blocks.values():
+        if key not in _KREF_CACHE:
+            _KREF_CACHE[key] = build()
+    return {name: _KREF_CACHE[key] for name, (key, _) in blocks.items()}
+
+
+def _square_block(X64: np.ndarray, kernel: str, params: dict) -> tuple:
+    """``(key, build)`` of the exact kernel among the rows ``X64``."""
+    return (_reference_key(X64, kernel, params),
+            lambda: KernelReference.from_matrix(kernel_matrix(kernel, X64, **params)))
 
 
 def kernel_error_rows(cfg: DictConfig, n: int) -> np.ndarray:
@@ -157,18 +173,17 @@ def kernel_error_rows(cfg: DictConfig, n: int) -> np.ndarray:
     return np.sort(np.random.RandomState(cfg.eval.kernel_error_seed).choice(n, pts, replace=False))
 
 
-def _reference_key(X: np.ndarray, kernel: str, params: dict) -> str:
+def _reference_key(X: np.ndarray, kernel: str, params: dict) -> tuple:
     """The exact kernel's cache key: the evaluation rows' bytes and the kernel (rows differ per seed
     when each seed draws its own subsample)."""
     digest = hashlib.sha256(np.ascontiguousarray(X).tobytes()).hexdigest()
-    return repr((digest, X.shape, str(X.dtype), kernel, sorted(params.items())))
+    return (digest, X.shape, str(X.dtype), kernel, repr(sorted(params.items())))
 
 
 def kernel_error(run_cfg: DictConfig, ds, X, Z_rows, rows) -> dict:
     """Kernel-approximation errors (and spectra when ``eval.spectrum_k``) on ``rows`` of X."""
-    params = kernel_params(run_cfg)
-    Xr = X[rows]
-    ref = _kernel_reference(_reference_key(Xr, run_cfg.kernel.name, params), Xr, run_cfg.kernel.name, params)
+    block = _square_block(X[rows].astype(np.float64), run_cfg.kernel.name, kernel_params(run_cfg))
+    ref = _kernel_references({"rows": block})["rows"]
     out = kernel_errors(ref, Z_rows)
     k = int(run_cfg.eval.get("spectrum_k") or 0)
     if k > 0:
@@ -176,11 +191,8 @@ def kernel_error(run_cfg: DictConfig, ds, X, Z_rows, rows) -> dict:
     return out
 
 
-_CROSS_CACHE: dict = {}
-
-
 def heldout_kernel_error(cfg: DictConfig, run_cfg: DictConfig, fmap, Xtr, Ztr, Xte, timer: Timer) -> dict:
-    """Kernel errors on held-out rows: the test block and the train x test block.
+    """Kernel errors on held-out rows (the test block and the train x test block), and on training rows.
 
     ``eval.kernel_error_points`` test rows (drawn with ``eval.kernel_error_seed``
     from the run's test split, so the same rows for every map of a seed) that
@@ -190,6 +202,10 @@ def heldout_kernel_error(cfg: DictConfig, run_cfg: DictConfig, fmap, Xtr, Ztr, X
     train x test block is what prediction uses, and a sample of its rows
     keeps its cost that of the test block's. A data-dependent map (Nystrom, TEFM, leverage RFF, RFF selection,
     random binning's bins) is judged on points it did not fit, as any map is.
+    ``train_kerr_fro`` / ``train_kerr_spec`` / ``train_nrms``: the same errors on
+    the sampled training rows' own block, the rows such a map was fitted on
+    (the reading of papers that measure the kernel error on their training
+    data), so a claim can be read both ways.
     ``Ztr``: the training features when the run computed them (else the
     sampled training rows are transformed here).
     """
@@ -203,12 +219,14 @@ def heldout_kernel_error(cfg: DictConfig, run_cfg: DictConfig, fmap, Xtr, Ztr, X
     Zt = Ztr[train_rows] if Ztr is not None else fmap.transform(Xtr[train_rows])
     name, params = run_cfg.kernel.name, kernel_params(run_cfg)
     X64, T64 = Xr.astype(np.float64), Xtr[train_rows].astype(np.float64)
-    out = kernel_errors(_kernel_reference(_reference_key(X64, name, params), X64, name, params), Zr)
-    key = (_reference_key(X64, name, params), _reference_key(T64, name, params))
-    if _CROSS_CACHE.get("key") != key:  # one train x test block alive: the same for every map of a seed
-        _CROSS_CACHE.clear()
-        _CROSS_CACHE.update(key=key, ref=KernelReference.from_block(kernel_matrix(name, T64, X64, **params)))
-    out.update(cross_kernel_errors(_CROSS_CACHE["ref"], Zt, Zr))
+    test, train = _square_block(X64, name, params), _square_block(T64, name, params)
+    refs = _kernel_references({
+        "test": test, "train": train,
+        "cross": (("cross", train[0], test[0]),
+                  lambda: KernelReference.from_block(kernel_matrix(name, T64, X64, **params)))})
+    out = kernel_errors(refs["test"], Zr)
+    out.update(cross_kernel_errors(refs["cross"], Zt, Zr))
+    out.update({f"train_{k}": v for k, v in kernel_errors(refs["train"], Zt).items()})
     out["kerr_rows"] = int(rows.size)
     return out
 
@@ -313,16 +331,22 @@ def _transform_train(fmap, X, timer: Timer):
         return fmap.transform(X)
 
 
-def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tuple[dict, dict]:
-    """Train the model on ``Ztr``; score validation and test splits (and train if asked)."""
+def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tuple[dict, dict, float | None]:
+    """Train the model on ``Ztr``; score validation and test splits (and train if asked).
+
+    Returns the metrics, the fitted model's recorded attributes and the lambda
+    of the final fit timed apart (``eval.time_final_fit``; None when not timed).
+    """
     model = _build(run_cfg.model)
     check_compatible(fmap, model, ds.task)
     warm_up(model, Ztr, ds.y_train, int(run_cfg.eval.get("warmup_rows") or 0))
     with timer("train_s"):
         model.fit(Ztr, ds.y_train)
+    final_lam = None
     if run_cfg.eval.time_final_fit:
         final = final_model(model)
         if final is not None:
+            final_lam = final.lam
             with timer("final_fit_s"):
                 final.fit(Ztr, ds.y_train)
     fitted = {f"model_{a.rstrip('_')}": getattr(model, a)
@@ -340,7 +364,7 @@ def fit_and_score(run_cfg: DictConfig, fmap, ds, Ztr, dtype, timer: Timer) -> tu
     if ds.X_test is not None:
         yhat = _predict_split(fmap, model, ds.X_test.astype(dtype, copy=False), rows, timer, "test")
         metrics.update(prediction_metrics(ds.task, ds.y_test, yhat, bayes_error=ds.meta.get("bayes_error")))
-    return metrics, fitted
+    return metrics, fitted, final_lam
 
 
 def final_model(model):
@@ -517,18 +541,18 @@ def execute(cfg: DictConfig, data_fp: dict | None = None, rid: str = "run",
         if int(cfg.eval.get("kernel_image_points") or 0) > 0:
             with timer("kernel_image_s"):
                 rec["artifacts"] = {"kernel_image": _kernel_image(cfg, run_cfg, rid, fmap, Xtr, ds)}
+        final_lam = None
         if predict:
-            metrics, fitted = fit_and_score(run_cfg, fmap, ds, Ztr, dtype, timer)
+            metrics, fitted, final_lam = fit_and_score(run_cfg, fmap, ds, Ztr, dtype, timer)
             rec["metrics"].update(metrics)
             rec["fitted"].update(fitted)
         del Ztr
         repeats = int(cfg.eval.get("time_repeats") or 1)
         if repeats > 1 and fit_source is None:
             budget = cfg.eval.get("time_repeats_budget_s")
-            final_lam = rec["fitted"].get("model_lam") if "final_fit_s" in timer else None
             rec["timings_repeats"] = time_repeats(run_cfg, Xtr, ds.y_train, timer, repeats, predict=predict,
                                                   budget_s=None if budget is None else float(budget),
-                                                  final_lam=None if final_lam is None else float(final_lam))
+                                                  final_lam=final_lam)
         timer["total_s"] = time.perf_counter() - t_start
         if fit_source is not None:  # as if this run had fitted its map: the fit's time, not the load's
             timer["total_s"] += timer["fit_s"] - timer["fit_load_s"]
