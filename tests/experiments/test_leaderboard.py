@@ -494,6 +494,37 @@ def test_a_kernel_error_claim_is_judged_on_held_out_and_on_training_rows():
     assert c["verdict"] == "fail" and "readings" not in c
 
 
+def _quasi_table(low_d: float, wide_d: float) -> pd.DataFrame:
+    """TEFM-G's kernel error ``low_d`` times Quasi's on a d = 8 dataset, ``wide_d`` times on a d = 123 one."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for name, d, ratio in (("low", 8, low_d), ("wide", 123, wide_d)):
+        for seed in range(8):
+            base = 0.1 * (1 + 0.05 * rng.standard_normal())
+            for arm, f in (("tefm_g", ratio * (1 + 0.02 * rng.standard_normal())), ("quasi", 1.0)):
+                rows.append({"status": "ok", "dataset.name": name, "dataset.d": d, "arm": arm, "seed": seed,
+                             "fitted.n_features_out": 256, "dataset.n_train": 4096, "metrics.error": 0.1,
+                             "metrics.kerr_spec": base * f})
+    return pd.DataFrame(rows)
+
+
+def test_a_fail_only_on_data_below_the_papers_range_of_d_is_a_limitation():
+    assert common.CROSS_CLAIMS["C1.1"]["paper_d"] == (21, 784)  # Chen et al.'s data: cpu (21) .. MNIST (784)
+    pick = lambda t: next(c for c in by_cause(common.cross_claims(t, ("C1.1",)))  # noqa: E731
+                          if c["id"] == "X-C1.1-tefm_g-vs-quasi")
+    c = pick(_quasi_table(low_d=1.5, wide_d=0.5))  # Quasi wins at d = 8 only: outside Chen's data
+    check_claims([c])
+    assert c["verdict"] == "fail" and c["fail_kind"] == "limitation"
+    assert "low (d = 8)" in c["mechanism"] and c["settle"].startswith("the same claim on data with d in")
+    assert "it is pass" in c["settle"]
+    c = pick(_quasi_table(low_d=1.5, wide_d=1.5))  # it fails inside the range too: evidence against the paper
+    assert c["verdict"] == "fail" and c["fail_kind"] == "disagreement"
+    # against a map the paper never met, a fail stays an extension finding
+    t = _quasi_table(low_d=1.5, wide_d=0.5).replace({"arm": {"quasi": "orf"}})
+    (c,) = [c for c in by_cause(common.cross_claims(t, ("C1.1",))) if c["id"] == "X-C1.1-tefm_g-vs-orf"]
+    assert c["verdict"] == "fail" and c["fail_kind"] == "extension"
+
+
 def test_make_leaderboard_runs_every_kernel_and_reports_from_the_results_folder():
     import shutil
     import subprocess
