@@ -211,31 +211,37 @@ def costs(table: pd.DataFrame, value: str, block: tuple[str, ...] = ("dataset.na
         trained=("trained", "all"))
 
 
-#: the block of the matched-time ranking: a time level replaces D
-TIME_LEVEL = "time_level"
+#: the block of the matched-cost rankings: a level of time (or of memory) replaces D
+LEVEL = "cost_level"
+#: what a map's training features hold: n x D values for a dense map, the non-zeros and their indices
+#: for a sparse one (random binning)
+FEATURE_MEMORY = "memory.feature_bytes"
+#: the costs a ranking is matched on: column -> (words, unit of the levels)
+MATCHED = {TIME: ("time", "s"), FEATURE_MEMORY: ("memory of the training features", "bytes")}
 
 
-def at_matched_time(ok: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Each method's best ``value`` within each of a dataset's time levels, per seed.
+def at_matched(ok: pd.DataFrame, value: str, cost: str = TIME) -> pd.DataFrame:
+    """Each method's best ``value`` within each of a dataset's levels of ``cost``, per seed.
 
     The levels of a dataset are, per budget D, the median over methods of
-    their mean :data:`TIME` at that D: a common scale of seconds. At level T
-    a method's value is the least of its runs (of that seed) that took at
-    most T; a method none of whose runs fits in T gets +inf, so it ranks last
-    there (tied with any other such). Returns rows of (dataset, level, seed,
-    arm, value) for :func:`ranks` with ``block=("dataset.name", TIME_LEVEL, "seed")``.
+    their mean ``cost`` (:data:`TIME`, or :data:`FEATURE_MEMORY`) at that D: a
+    common scale of seconds or bytes. At level L a method's value is the least
+    of its runs (of that seed) that cost at most L; a method none of whose runs
+    fits in L gets +inf, so it ranks last there (tied with any other such).
+    Returns rows of (dataset, level, seed, arm, value) for :func:`ranks` with
+    ``block=("dataset.name", LEVEL, "seed")``.
     """
     rows = []
-    sub_all = ok.dropna(subset=[value, TIME])
+    sub_all = ok.dropna(subset=[value, cost]) if cost in ok else ok.iloc[:0]
     for name, sub in sub_all.groupby("dataset.name"):
-        levels = sorted(set(sub.groupby(["arm", BUDGET])[TIME].mean().groupby(BUDGET).median()))
+        levels = sorted(set(sub.groupby(["arm", BUDGET])[cost].mean().groupby(BUDGET).median()))
         for (arm, seed), runs in sub.groupby(["arm", "seed"]):
-            t, v = runs[TIME].to_numpy(float), runs[value].to_numpy(float)
+            t, v = runs[cost].to_numpy(float), runs[value].to_numpy(float)
             for level in levels:
                 inside = v[t <= level]
-                rows.append({"dataset.name": name, TIME_LEVEL: level, "seed": seed, "arm": arm,
+                rows.append({"dataset.name": name, LEVEL: level, "seed": seed, "arm": arm,
                              value: float(inside.min()) if inside.size else np.inf})
-    return pd.DataFrame(rows, columns=["dataset.name", TIME_LEVEL, "seed", "arm", value])
+    return pd.DataFrame(rows, columns=["dataset.name", LEVEL, "seed", "arm", value])
 
 
 def _num(x, fmt: str = ".3g") -> str:
@@ -247,8 +253,8 @@ def rank_markdown(table: pd.DataFrame, values: dict[str, str]) -> str:
 
     Beside each method's rank: what it holds (output columns, stored values
     per row, random draws) and what it costs (time, the lambda search, peak
-    memory) over the runs ranked. The last table ranks the test error (or the
-    first quantity) at matched time (:func:`at_matched_time`).
+    memory) over the runs ranked. The last two tables rank the test error (or the
+    first quantity) at matched time and at matched memory of the training features (:func:`at_matched`).
     """
     ok = prepare(table)
     parts = []
@@ -279,21 +285,24 @@ def rank_markdown(table: pd.DataFrame, values: dict[str, str]) -> str:
                           "are the map's and the kernel error's alone."]
         parts.append("\n".join(lines))
     matched = next((c for c in (ERROR, *values) if c in values and c in ok), None) if len(ok) else None
-    if matched is not None:
-        at = at_matched_time(ok, matched)
-        rt = rank_table(at, matched, block=("dataset.name", TIME_LEVEL, "seed")) if len(at) else pd.DataFrame()
-        if len(rt) and rt["blocks"].max() > 0:
+    for cost, (words, unit) in MATCHED.items() if matched is not None else ():
+        at = at_matched(ok, matched, cost)
+        rt = rank_table(at, matched, block=("dataset.name", LEVEL, "seed")) if len(at) else pd.DataFrame()
+        if not len(rt) or rt["blocks"].max() == 0:
+            continue
+        guard = ""
+        if cost == TIME:
             busy, load = host_busy(ok)
             guard = (f" Not evidence: the host was busy ({load}, above cores + {BUSY_MARGIN})." if busy
                      else f" The times were taken one run at a time ({load}).")
-            lines = [f"**{values[matched]} at matched time**: mean rank over {int(rt['blocks'].iloc[0])} blocks "
-                     "(dataset x time level x seed). A dataset's time levels are, per D, the median over methods of "
-                     "their mean time; at each level a method's value is its best among its runs that took at most "
-                     "that long, and a method with no run that fast ranks last there." + guard, "",
-                     "| method | mean rank | 95% interval |", "|---|---|---|"]
-            lines += [f"| {label(r.method)} | {r.mean_rank:.2f} | [{r.ci_low:.2f}, {r.ci_high:.2f}] |"
-                      for r in rt.itertuples()]
-            parts.append("\n".join(lines))
+        lines = [f"**{values[matched]} at matched {words}**: mean rank over {int(rt['blocks'].iloc[0])} blocks "
+                 f"(dataset x level x seed). A dataset's levels are, per D, the median over methods of their mean "
+                 f"{words} ({unit}); at each level a method's value is its best among its runs that cost at most "
+                 "that much, and a method with no run that cheap ranks last there." + guard, "",
+                 "| method | mean rank | 95% interval |", "|---|---|---|"]
+        lines += [f"| {label(r.method)} | {r.mean_rank:.2f} | [{r.ci_low:.2f}, {r.ci_high:.2f}] |"
+                  for r in rt.itertuples()]
+        parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
 

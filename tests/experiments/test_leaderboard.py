@@ -215,8 +215,8 @@ def test_smoke_sweep_runs_and_judges(results_root, monkeypatch):
     # held-out kernel errors (test block, train x test block), the final fit timed apart from the search
     assert table["metrics.kerr_rows"].eq(200).all() and table["metrics.kerr_cross_fro"].between(0, 2).all()
     assert (table["timings.final_fit_s"] > 0).all() and (table["dataset.n_train"] >= 8 * 128).all()
-    # three rank tables (two kernel errors, the test error) and the test error at matched time
-    assert sum(line.startswith("| TEFM-G |") for line in summary.splitlines()) == 4
+    # three rank tables (two kernel errors, the test error), the test error at matched time and memory
+    assert sum(line.startswith("| TEFM-G |") for line in summary.splitlines()) == 5
     assert "Friedman" in summary and "| X-C4.2 | " in summary  # and the claim x challenger table
     claims = check_claims(json.loads((root / "claims" / f"{slug}.json").read_text()))
     assert len(claims) == 2 * 10 + 4 * 11  # C1.1 (two champions) x 10, C2.2 / C3.2 / C3.3 / C4.2 x 11
@@ -415,6 +415,7 @@ def test_rank_table_shows_what_each_map_holds_and_costs_beside_the_rank():
     table["timings.final_fit_s"] = 0.25  # the user's training: the fit at the chosen lambda, not the search
     table["memory.peak_bytes"] = table["arm"].map({"a": 3, "b": 1, "c": 2}) * 2 ** 20
     table["memory.feature_nnz"] = 128 * 1000
+    table["memory.feature_bytes"] = 128 * 1000 * 8
     table["eval.predict"] = table["arm"] != "c"
     text = common.rank_markdown(table, {"metrics.error": "test error"})
     assert ("| method | mean rank | 95% interval | columns | values / row | draws | time (s) | search (s) "
@@ -422,23 +423,24 @@ def test_rank_table_shows_what_each_map_holds_and_costs_beside_the_rank():
     assert "| a | 1.00 | [1.00, 1.00] | 128 | 128 | 128 | 1.25 | 0.5 | 3 |" in text
     assert "| c | 2.75 | " in text and "| 4.25 (map only) | 0.5 | 2 (map only) |" in text
     assert "(map only): these runs train no model" in text
-    assert "**test error at matched time**" in text
+    assert "**test error at matched time**" in text and "**test error at matched memory of the" in text
 
 
-def test_matched_time_takes_each_maps_best_error_within_the_time():
-    # two maps at two budgets: the slow map's better error only counts at the time it needs
+@pytest.mark.parametrize("cost", [common.TIME, common.FEATURE_MEMORY])
+def test_matched_cost_takes_each_maps_best_error_within_the_cost(cost):
+    # two maps at two budgets: the costly map's better error only counts at the time (memory) it needs
     rows = []
     for seed in range(3):
         for arm, D, t, err in (("fast", 128, 1.0, 0.30), ("fast", 256, 2.0, 0.25),
                                ("slow", 128, 3.0, 0.20), ("slow", 256, 6.0, 0.10)):
             rows.append({"dataset.name": "x", "seed": seed, "arm": arm, common.BUDGET: D,
-                         common.TIME: t, "metrics.error": err})
-    at = common.at_matched_time(pd.DataFrame(rows), "metrics.error")
-    levels = sorted(at[common.TIME_LEVEL].unique())
-    assert levels == [2.0, 4.0]  # per D, the median over the maps of their time
-    got = at[at["seed"] == 0].set_index(["arm", common.TIME_LEVEL])["metrics.error"].to_dict()
+                         cost: t, "metrics.error": err})
+    at = common.at_matched(pd.DataFrame(rows), "metrics.error", cost)
+    levels = sorted(at[common.LEVEL].unique())
+    assert levels == [2.0, 4.0]  # per D, the median over the maps of their cost
+    got = at[at["seed"] == 0].set_index(["arm", common.LEVEL])["metrics.error"].to_dict()
     assert got == {("fast", 2.0): 0.25, ("fast", 4.0): 0.25, ("slow", 2.0): np.inf, ("slow", 4.0): 0.20}
-    rt = common.rank_table(at, "metrics.error", block=("dataset.name", common.TIME_LEVEL, "seed"))
+    rt = common.rank_table(at, "metrics.error", block=("dataset.name", common.LEVEL, "seed"))
     assert rt.set_index("method")["mean_rank"].to_dict() == {"fast": 1.5, "slow": 1.5}
 
 
@@ -565,7 +567,8 @@ def test_laplacian_smoke_sweep_charges_random_binning_by_row_and_judges_c51(resu
     assert (fixed["fitted.n_features_out"].to_numpy() == fixed[common.BUDGET].to_numpy()).all()
     assert (table["memory.peak_bytes"] > 0).all()
     summary = (root / "tables" / f"{slug}.md").read_text()
-    assert sum(line.startswith("| random binning |") for line in summary.splitlines()) == 4  # 3 + matched time
+    # 3 + matched time and memory
+    assert sum(line.startswith("| random binning |") for line in summary.splitlines()) == 5
     assert "peak memory (MiB)" in summary and "| X-C5.1 | " in summary and "(map only)" not in summary
     claims = check_claims(json.loads((root / "claims" / f"{slug}.json").read_text()))
     # C5.1 judged against each of the 9 other maps, in the smoke sweep's one (ijcnn1_val, D = 128) cell
