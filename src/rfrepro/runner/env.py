@@ -106,7 +106,8 @@ class limit_threads:
     """Context manager limiting BLAS/OpenMP and numba threads (None: no limit).
 
     ``report()`` (inside the block) says what is in force: threadpoolctl's
-    count per library and numba's.
+    count per library, numba's, and how soon OpenBLAS's idle threads sleep
+    (``openblas_thread_timeout``: :data:`rfrepro.OPENBLAS_THREAD_TIMEOUT`).
     """
 
     def __init__(self, threads: int | None):
@@ -132,9 +133,12 @@ class limit_threads:
     def report(self) -> dict:
         from threadpoolctl import threadpool_info
 
+        import rfrepro
+
         out = {"requested": self.threads,
                "libraries": {f"{i.get('user_api')}:{i.get('internal_api')}": i.get("num_threads")
-                             for i in threadpool_info()}}
+                             for i in threadpool_info()},
+               "openblas_thread_timeout": rfrepro.OPENBLAS_THREAD_TIMEOUT}
         try:
             import numba
 

@@ -1,5 +1,7 @@
 """Sweeps: expansion, resume after a crash, failures do not stop the sweep."""
 
+import os
+
 import pytest
 
 from rfrepro.harness.run import pools as sweep_mod
@@ -72,7 +74,10 @@ def test_parallel_sweep_matches_serial(results_root):
     extra = [f"paths.results={results_root}", "dataset.n_train=150", "dataset.n_test=300"]
     res = run_sweep("sun2018/fig1", smoke=True, jobs=2, extra=extra, progress=False)
     assert sorted(r["status"] for r in res) == ["ok"] * N_SMOKE
-    acc_par = {r["run_id"]: r["metrics"]["accuracy"] for r in RecordStore(results_root, "sun2018-fig1").records()}
+    par = RecordStore(results_root, "sun2018-fig1").records()
+    acc_par = {r["run_id"]: r["metrics"]["accuracy"] for r in par}
+    # the pool's workers inherit the idle-BLAS setting and load their OpenBLAS after it (rfrepro.BLAS_IDLE_ENV)
+    assert {r["threads"]["openblas_thread_timeout"] for r in par} == {os.environ["OPENBLAS_THREAD_TIMEOUT"]}
     res2 = run_sweep("sun2018/fig1", smoke=True, jobs=1, force=True, extra=extra, progress=False)
     assert len(res2) == N_SMOKE
     acc_ser = {r["run_id"]: r["metrics"]["accuracy"] for r in RecordStore(results_root, "sun2018-fig1").records()}
