@@ -47,7 +47,8 @@ HOW = {
     f"{PY} scripts/bench_wu.py --only l1": (QUICK, ()),
     f"{PY} scripts/bench_wu.py --only cg": (QUICK, ("slow",)),  # about 50 s even quick
     f"{PY} scripts/bench_wu.py --only rcd --repeat 5": (QUICK, ("slow",)),  # about 2 min quick
-    f"{PY} scripts/roofline.py --refresh": ("as is", ("slow",)),  # measures the host's peaks (into a tmp cache)
+    f"{PY} scripts/roofline.py --refresh": ("as is", ("slow",)),
+    f"{PY} scripts/bench_blas_idle.py": (QUICK, ()),  # measures the host's peaks (into a tmp cache)
 }
 
 

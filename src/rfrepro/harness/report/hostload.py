@@ -2,7 +2,8 @@
 
 Each record keeps the 1-minute load average at its start (``host_load``). A
 timing study runs one run at a time, so the sweep itself keeps the load at
-about its thread count, never above the cores; a median load above
+about its thread count, never above the cores (its idle BLAS threads sleep:
+:data:`rfrepro.BLAS_IDLE_ENV`); a median load above
 ``cores + BUSY_MARGIN`` means other work held at least half a core beyond
 them, and the times say more about the host than about the code. Timing
 claims judged on such runs are ``inconclusive``, never pass or fail
